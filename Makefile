@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#
+# make                 library (shared + static), the mmkit command, tests, benchmarks
+# make run             build, then run the main job: mmkit probe
+# make check           native tests, then the same tests under ASan+UBSan;
+#                      the arm64 cross build must succeed too
+# make cross-aarch64   everything, cross-compiled for arm64 (static)
+# make install         PREFIX=/usr/local DESTDIR=
+
+VERSION		:= 0.1.0
+SOVERSION	:= 0
+
+PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+LIBEXECDIR	?= $(PREFIX)/libexec
+MANDIR		?= $(PREFIX)/share/man
+
+CC		?= cc
+CFLAGS		?= -O2 -g
+B		?= build
+
+MMKIT_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
+		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread \
+		   -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"'
+LIB_CFLAGS	:= $(MMKIT_CFLAGS) -fPIC -fvisibility=hidden
+LDLIBS		+= -pthread
+
+LIB_SRCS	:= $(wildcard lib/*.c)
+CLI_SRCS	:= $(wildcard cli/*.c)
+TEST_SRCS	:= $(wildcard tests/test-*.c)
+BENCH_SRCS	:= $(wildcard bench/bench-*.c)
+EXAMPLE_SRCS	:= $(wildcard examples/*.c)
+
+LIB_OBJS	:= $(LIB_SRCS:%.c=$(B)/%.o)
+CLI_OBJS	:= $(CLI_SRCS:%.c=$(B)/%.o)
+TESTS		:= $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
+EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
+
+SHLIB		:= $(B)/libmmkit.so.$(VERSION)
+STLIB		:= $(B)/libmmkit.a
+
+# Extra libraries of one benchmark (the peers it compares against).
+BENCH_LIBS_bench-secret := -lsodium -lcrypto
+
+all: $(SHLIB) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
+
+$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) include/mmkit.h
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(SHLIB): $(LIB_OBJS) lib/libmmkit.map
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libmmkit.so.$(SOVERSION) \
+		-Wl,--version-script=lib/libmmkit.map -o $@ $(LIB_OBJS) $(LDLIBS)
+	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so.$(SOVERSION)
+	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so
+
+$(STLIB): $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/mmkit.h
+	@mkdir -p $(@D)
+	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/mmkit: $(CLI_OBJS) $(STLIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS)
+
+# Tests may look inside the library (lib/*.h) and link it statically.
+$(B)/tests/%: tests/%.c tests/harness.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(MMKIT_CFLAGS) -Ilib $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
+
+$(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(BENCH_LIBS_$*) $(LDLIBS)
+
+$(B)/examples/%: examples/%.c $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
+
+$(B)/mmkit.pc: mmkit.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# Needs only a C compiler and make: no benchmark peers.
+run: $(SHLIB) $(STLIB) $(B)/mmkit
+	$(B)/mmkit probe
+
+# The ASan+UBSan build lives beside the normal one; it skips the peer
+# benchmarks, whose libraries are not instrumented.
+ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=all
+
+build-asan: FORCE
+	$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
+		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= all
+
+check: all build-asan cross-aarch64
+	tests/run-tests.sh $(B) build-asan
+
+check-native: all
+	tests/run-tests.sh $(B)
+
+cross-aarch64: FORCE
+	$(MAKE) --no-print-directory B=build-aarch64 CC=aarch64-linux-gnu-gcc \
+		AR=aarch64-linux-gnu-ar LDFLAGS=-static BENCH_SRCS= \
+		build-aarch64/libmmkit.a build-aarch64/mmkit \
+		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
+
+install: $(SHLIB) $(STLIB) $(B)/mmkit $(B)/mmkit.pc $(BENCHES)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/mmkit $(DESTDIR)$(BINDIR)/mmkit
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so.$(SOVERSION)
+	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/mmkit.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(B)/mmkit.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(if $(BENCHES),install -m 755 $(BENCHES) $(DESTDIR)$(LIBEXECDIR)/mmkit/)
+	$(if $(wildcard man/*.1),install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/)
+
+clean:
+	rm -rf build build-asan build-aarch64
+
+FORCE:
+.PHONY: all run check check-native cross-aarch64 install clean FORCE

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/* What the subcommands of the mmkit command share. */
+#ifndef MMKIT_CLI_H
+#define MMKIT_CLI_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Exit codes: success, a failure while working, bad usage or input. */
+#define CLI_EXIT_OK	0
+#define CLI_EXIT_FAIL	1
+#define CLI_EXIT_USAGE	2
+
+int cmd_probe(int argc, char **argv);
+int cmd_memlock(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Prints "mmkit: " and the formatted message to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes @s as a JSON string literal, quotes included. */
+void cli_json_string(FILE *f, const char *s);
+/* Parses a size: a number with an optional K, M, G suffix (powers of 1024). */
+int cli_parse_size(const char *s, unsigned long long *out);
+/* Parses a PID: a positive decimal number. */
+int cli_parse_pid(const char *s, pid_t *out);
+/* 1 if argv has "--json" (and removes it), 0 if not. */
+int cli_take_flag(int *argc, char **argv, const char *flag);
+
+#endif /* MMKIT_CLI_H */

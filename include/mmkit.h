@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * mmkit: user-space access to five Linux memory-management features.
+ *
+ * Every function returns 0 (or a non-negative count) on success and a
+ * negative errno value on failure.  No function reads or changes errno.
+ */
+#ifndef MMKIT_H
+#define MMKIT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MMKIT_VERSION_MAJOR	0
+#define MMKIT_VERSION_MINOR	1
+#define MMKIT_VERSION_PATCH	0
+
+/* ------------------------------------------------------------------ */
+/* Feature probe                                                        */
+/* ------------------------------------------------------------------ */
+
+enum mmkit_feature_id {
+	MMKIT_FEATURE_REFPAGE,
+	MMKIT_FEATURE_NAMES,
+	MMKIT_FEATURE_PAC,
+	MMKIT_FEATURE_SECRET,
+	MMKIT_FEATURE_LOCK_ONFAULT,
+	MMKIT_FEATURE_USERFAULTFD,
+	MMKIT_FEATURE_COUNT,
+};
+
+enum mmkit_status {
+	MMKIT_STATUS_NATIVE = 0,	/* the kernel feature itself is used */
+	MMKIT_STATUS_FALLBACK,		/* works, through a documented substitute */
+	MMKIT_STATUS_UNSUPPORTED,	/* cannot work on this kernel/CPU */
+	MMKIT_STATUS_NOT_IMPLEMENTED,	/* not built into this version of mmkit */
+};
+
+#define MMKIT_REASON_MAX	256
+
+struct mmkit_feature {
+	enum mmkit_status status;
+	char backend[16];		/* e.g. "prctl", "registry", "memfd_secret" */
+	char reason[MMKIT_REASON_MAX];	/* why this backend, or why not available */
+};
+
+/* Room for features added later without changing the struct size. */
+#define MMKIT_FEATURE_SLOTS	16
+
+struct mmkit_features {
+	struct mmkit_feature feature[MMKIT_FEATURE_SLOTS];
+};
+
+/* Fills @f for this process and kernel.  Results are cached per process. */
+int mmkit_probe(struct mmkit_features *f);
+/* Stable lower-case key of a feature ("refpage", "names", ...), NULL if out of range. */
+const char *mmkit_feature_name(enum mmkit_feature_id id);
+/* Stable lower-case word of a status ("native", "fallback", ...), NULL if out of range. */
+const char *mmkit_status_name(enum mmkit_status status);
+
+/* ------------------------------------------------------------------ */
+/* Named anonymous memory                                               */
+/* ------------------------------------------------------------------ */
+
+/* Longest name, counting the terminating NUL (the kernel's ANON_VMA_NAME_MAX_LEN). */
+#define MMKIT_NAME_MAX		80
+
+/*
+ * Names [addr, addr + len) like prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME),
+ * with the kernel's rules and error codes; name NULL clears.  Where the
+ * kernel lacks CONFIG_ANON_VMA_NAME the name goes to a per-process registry
+ * that mmkit_regions() and `mmkit maps` read from other processes.
+ */
+int mmkit_name(void *addr, size_t len, const char *name);
+/* 0 if the kernel would accept @name, -EINVAL otherwise. */
+int mmkit_name_valid(const char *name);
+
+enum mmkit_region_kind {
+	MMKIT_REGION_ANON,		/* anonymous, no name */
+	MMKIT_REGION_ANON_NAMED,	/* named by the kernel: [anon:NAME] */
+	MMKIT_REGION_REGISTRY,		/* named through the mmkit registry */
+	MMKIT_REGION_FILE,		/* file-backed: name is the path */
+	MMKIT_REGION_HEAP,		/* [heap] */
+	MMKIT_REGION_STACK,		/* [stack] */
+	MMKIT_REGION_SPECIAL,		/* [vdso], [vvar], [anon_shmem:...], ... */
+};
+
+/* One mapping (or the part of one that a registry name covers). Sizes in bytes. */
+struct mmkit_region {
+	unsigned long start;
+	unsigned long end;
+	enum mmkit_region_kind kind;
+	char perms[5];
+	char name[4096];
+	unsigned long long size;
+	unsigned long long rss;
+	unsigned long long pss;
+	unsigned long long private_dirty;
+	unsigned long long swap;
+	unsigned long long locked;
+};
+
+typedef int (*mmkit_region_fn)(const struct mmkit_region *region, void *arg);
+
+/*
+ * Calls @fn for each mapping of process @pid (0: this process) from
+ * /proc/PID/smaps, named by the kernel or the registry.  Stops early and
+ * returns @fn's value if it returns non-zero.
+ */
+int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Lock-on-fault                                                        */
+/* ------------------------------------------------------------------ */
+
+#define MMKIT_LOCK_ONFAULT	0x1u	/* lock pages as they are faulted in */
+#define MMKIT_LOCK_CURRENT	0x2u	/* mmkit_lockall: what is mapped now */
+#define MMKIT_LOCK_FUTURE	0x4u	/* mmkit_lockall: what is mapped later */
+
+#define MMKIT_MEMLOCK_UNLIMITED	(~0ULL)
+
+/* What a lock request costs against RLIMIT_MEMLOCK, in bytes. */
+struct mmkit_memlock {
+	unsigned long long limit;	/* soft limit, or MMKIT_MEMLOCK_UNLIMITED */
+	unsigned long long locked;	/* already locked by this process (VmLck) */
+	unsigned long long needed;	/* what the request adds to the charge */
+	int exempt;			/* CAP_IPC_LOCK: the limit does not apply */
+};
+
+/*
+ * Fills @m for locking [addr, addr + len) and returns 0 if it fits the
+ * limit, -ENOMEM if it does not.  addr NULL, len 0: the current state.
+ */
+int mmkit_memlock_check(const void *addr, size_t len, struct mmkit_memlock *m);
+/* Like mmkit_memlock_check() for mmkit_lockall(@flags). */
+int mmkit_memlock_check_all(unsigned int flags, struct mmkit_memlock *m);
+
+/*
+ * mlock2() of [addr, addr + len); MMKIT_LOCK_ONFAULT locks on fault.  The
+ * limit is checked first: -ENOMEM without calling the kernel if it would be
+ * exceeded (mmkit_memlock_check() tells by how much).  len 0, an overflowing
+ * range or unknown flags: -EINVAL.
+ */
+int mmkit_lock(void *addr, size_t len, unsigned int flags);
+int mmkit_unlock(void *addr, size_t len);
+/* mlockall() with MMKIT_LOCK_CURRENT / _FUTURE / _ONFAULT; same checks. */
+int mmkit_lockall(unsigned int flags);
+int mmkit_unlockall(void);
+
+/* ------------------------------------------------------------------ */
+/* Pointer-authentication keys (arm64)                                  */
+/* ------------------------------------------------------------------ */
+
+#define MMKIT_PAC_APIAKEY	(1UL << 0)
+#define MMKIT_PAC_APIBKEY	(1UL << 1)
+#define MMKIT_PAC_APDAKEY	(1UL << 2)
+#define MMKIT_PAC_APDBKEY	(1UL << 3)
+#define MMKIT_PAC_ALL_KEYS	(MMKIT_PAC_APIAKEY | MMKIT_PAC_APIBKEY | \
+				 MMKIT_PAC_APDAKEY | MMKIT_PAC_APDBKEY)
+
+/* -EOPNOTSUPP unless arm64 with address authentication (AT_HWCAP PACA). */
+int mmkit_pac_get_enabled_keys(unsigned long *keys);
+/* Enables the keys of @mask that are set in @enabled, disables the others. */
+int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled);
+
+/* ------------------------------------------------------------------ */
+/* Secret memory                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Fail with -ENOSYS instead of falling back when memfd_secret is unavailable. */
+#define MMKIT_SECRET_REQUIRE_SECRETMEM	0x1u
+
+struct mmkit_secret_stats;
+
+int mmkit_secret_alloc(void **p, size_t size, unsigned int flags);
+void mmkit_secret_free(void *p);
+int mmkit_secret_stats(struct mmkit_secret_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* Reference pages                                                      */
+/* ------------------------------------------------------------------ */
+
+struct mmkit_refpage;
+
+int mmkit_refpage_create(struct mmkit_refpage **rp, const void *pattern,
+			 size_t pattern_size, unsigned int flags);
+void mmkit_refpage_destroy(struct mmkit_refpage *rp);
+int mmkit_refpage_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr);
+int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size_t len);
+int mmkit_refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len);
+/* "kmod", "memfd" or "uffd" */
+const char *mmkit_refpage_backend(const struct mmkit_refpage *rp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMKIT_H */

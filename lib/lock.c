@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * Lock-on-fault: mlock2(MLOCK_ONFAULT) and mlockall(MCL_ONFAULT).
+ *
+ * MLOCK_ONFAULT charges the whole range to RLIMIT_MEMLOCK at once, not as
+ * pages fault in, so a large lock fails up front.  The kernel only says
+ * ENOMEM; mmkit repeats the kernel's own arithmetic (mm/mlock.c) first so
+ * that the caller can say how much was needed against which limit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <linux/capability.h>
+
+#include "internal.h"
+
+#ifndef MCL_ONFAULT
+#define MCL_ONFAULT	4
+#endif
+#ifndef MLOCK_ONFAULT
+#define MLOCK_ONFAULT	1
+#endif
+
+/* Reads a "Key:   N kB" line of /proc/self/status, in bytes. */
+static int status_bytes(const char *key, unsigned long long *bytes)
+{
+	size_t keylen = strlen(key);
+	char *buf, *line;
+	ssize_t n;
+	int ret = -ENOENT;
+
+	n = sys_read_file("/proc/self/status", &buf);
+	if (n < 0)
+		return (int)n;
+	for (line = buf; line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (!strncmp(line, key, keylen) && line[keylen] == ':') {
+			*bytes = strtoull(line + keylen + 1, NULL, 10) * 1024;
+			ret = 0;
+			break;
+		}
+	}
+	free(buf);
+	return ret;
+}
+
+/*
+ * Bytes of [start, end) that are already in locked VMAs: the kernel does
+ * not charge them twice (count_mm_mlocked_page_nr()).
+ */
+static int locked_in_range(uintptr_t start, uintptr_t end, unsigned long long *bytes)
+{
+	uintptr_t vstart = 0, vend = 0;
+	char *buf, *line;
+	ssize_t n;
+
+	n = sys_read_file("/proc/self/smaps", &buf);
+	if (n < 0)
+		return (int)n;
+	*bytes = 0;
+	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		unsigned long a, b;
+
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2) {
+			vstart = a;
+			vend = b;
+		} else if (!strncmp(line, "VmFlags:", 8)) {
+			char *eol = strchr(line, '\n');
+			char *lo = strstr(line, " lo");
+
+			if (lo && (!eol || lo < eol) && vend > start && vstart < end)
+				*bytes += (vend < end ? vend : end) - (vstart > start ? vstart : start);
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+static int memlock_base(struct mmkit_memlock *m)
+{
+	struct rlimit rl;
+	int ret;
+
+	ret = sys_getrlimit(RLIMIT_MEMLOCK, &rl);
+	if (ret)
+		return ret;
+	m->limit = rl.rlim_cur == RLIM_INFINITY ? MMKIT_MEMLOCK_UNLIMITED : rl.rlim_cur;
+	m->exempt = sys_has_capability(CAP_IPC_LOCK);
+	m->needed = 0;
+	return status_bytes("VmLck", &m->locked);
+}
+
+static int memlock_verdict(const struct mmkit_memlock *m)
+{
+	if (m->exempt || m->limit == MMKIT_MEMLOCK_UNLIMITED || !m->needed)
+		return 0;
+	return m->locked + m->needed <= m->limit ? 0 : -ENOMEM;
+}
+
+MMKIT_EXPORT int mmkit_memlock_check(const void *addr, size_t len, struct mmkit_memlock *m)
+{
+	size_t page = sys_page_size();
+	uintptr_t start, end;
+	unsigned long long already = 0;
+	int ret;
+
+	if (!m)
+		return -EINVAL;
+	ret = memlock_base(m);
+	if (ret || (!addr && !len))
+		return ret;
+	ret = mmkit__check_range(addr, len, 0);
+	if (ret)
+		return ret;
+	start = (uintptr_t)addr & ~(page - 1);
+	end = ((uintptr_t)addr + len + page - 1) & ~(page - 1);
+	if (end < start)
+		return -EINVAL;
+	m->needed = end - start;
+	if (!memlock_verdict(m))
+		return 0;
+	ret = locked_in_range(start, end, &already);
+	if (ret)
+		return ret;
+	m->needed -= already;
+	return memlock_verdict(m);
+}
+
+static int lockall_flags_valid(unsigned int flags)
+{
+	if (flags & ~(MMKIT_LOCK_CURRENT | MMKIT_LOCK_FUTURE | MMKIT_LOCK_ONFAULT))
+		return 0;
+	return !!(flags & (MMKIT_LOCK_CURRENT | MMKIT_LOCK_FUTURE));
+}
+
+MMKIT_EXPORT int mmkit_memlock_check_all(unsigned int flags, struct mmkit_memlock *m)
+{
+	unsigned long long total;
+	int ret;
+
+	if (!m || !lockall_flags_valid(flags))
+		return -EINVAL;
+	ret = memlock_base(m);
+	if (ret || !(flags & MMKIT_LOCK_CURRENT))
+		return ret;
+	/* mlockall(MCL_CURRENT) compares the whole address space with the limit. */
+	ret = status_bytes("VmSize", &total);
+	if (ret)
+		return ret;
+	m->needed = total > m->locked ? total - m->locked : 0;
+	return memlock_verdict(m);
+}
+
+MMKIT_EXPORT int mmkit_lock(void *addr, size_t len, unsigned int flags)
+{
+	struct mmkit_memlock m;
+	int ret;
+
+	if (flags & ~MMKIT_LOCK_ONFAULT)
+		return -EINVAL;
+	ret = mmkit_memlock_check(addr, len, &m);
+	if (ret)
+		return ret;
+	return sys_mlock2(addr, len, flags & MMKIT_LOCK_ONFAULT ? MLOCK_ONFAULT : 0);
+}
+
+MMKIT_EXPORT int mmkit_unlock(void *addr, size_t len)
+{
+	int ret = mmkit__check_range(addr, len, 0);
+
+	return ret ? ret : sys_munlock(addr, len);
+}
+
+MMKIT_EXPORT int mmkit_lockall(unsigned int flags)
+{
+	struct mmkit_memlock m;
+	int mcl = 0;
+	int ret;
+
+	ret = mmkit_memlock_check_all(flags, &m);
+	if (ret)
+		return ret;
+	if (flags & MMKIT_LOCK_CURRENT)
+		mcl |= MCL_CURRENT;
+	if (flags & MMKIT_LOCK_FUTURE)
+		mcl |= MCL_FUTURE;
+	if (flags & MMKIT_LOCK_ONFAULT)
+		mcl |= MCL_ONFAULT;
+	return sys_mlockall(mcl);
+}
+
+MMKIT_EXPORT int mmkit_unlockall(void)
+{
+	return sys_munlockall();
+}
+
+void mmkit__probe_lock(struct mmkit_feature *f)
+{
+	struct mmkit_memlock m = { 0 };
+	int ret = sys_mlock2(NULL, 0, MLOCK_ONFAULT);
+
+	memlock_base(&m);
+	if (ret == -ENOSYS) {
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
+				   "mlock2: ENOSYS: kernel older than 4.4");
+	} else if (ret == -EPERM) {
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
+				   "mlock2: EPERM: RLIMIT_MEMLOCK is 0 and no CAP_IPC_LOCK");
+	} else if (ret < 0) {
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
+				   "mlock2(MLOCK_ONFAULT): %s", strerror(-ret));
+	} else if (m.exempt || m.limit == MMKIT_MEMLOCK_UNLIMITED) {
+		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "mlock2",
+				   "mlock2(MLOCK_ONFAULT) works; no RLIMIT_MEMLOCK applies (%s), %llu KiB locked",
+				   m.exempt ? "CAP_IPC_LOCK" : "unlimited", m.locked / 1024);
+	} else {
+		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "mlock2",
+				   "mlock2(MLOCK_ONFAULT) works; RLIMIT_MEMLOCK %llu KiB, %llu KiB locked",
+				   m.limit / 1024, m.locked / 1024);
+	}
+}

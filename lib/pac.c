@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * Pointer-authentication key control (arm64): PR_PAC_GET_ENABLED_KEYS and
+ * PR_PAC_SET_ENABLED_KEYS.  Everywhere else, and on arm64 CPUs without
+ * address authentication, the answer is -EOPNOTSUPP rather than the
+ * kernel's ambiguous -EINVAL.
+ */
+#include <errno.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+
+#include "internal.h"
+
+#ifndef PR_PAC_SET_ENABLED_KEYS
+#define PR_PAC_SET_ENABLED_KEYS	60
+#define PR_PAC_GET_ENABLED_KEYS	61
+#endif
+
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+
+#define PAC_ABSENT_REASON \
+	"AT_HWCAP has no PACA: CPU or kernel without address authentication"
+
+static int pac_supported(void)
+{
+	return !!(sys_getauxval(AT_HWCAP) & HWCAP_PACA);
+}
+#else
+#define PAC_ABSENT_REASON \
+	"pointer authentication is an arm64 feature; this is not arm64"
+
+static int pac_supported(void)
+{
+	return 0;
+}
+#endif
+
+MMKIT_EXPORT int mmkit_pac_get_enabled_keys(unsigned long *keys)
+{
+	int ret;
+
+	if (!keys)
+		return -EINVAL;
+	if (!pac_supported())
+		return -EOPNOTSUPP;
+	ret = sys_prctl(PR_PAC_GET_ENABLED_KEYS, 0, 0, 0, 0);
+	if (ret < 0)
+		return ret;
+	*keys = (unsigned long)ret;
+	return 0;
+}
+
+MMKIT_EXPORT int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled)
+{
+	if ((mask & ~MMKIT_PAC_ALL_KEYS) || (enabled & ~mask))
+		return -EINVAL;
+	if (!pac_supported())
+		return -EOPNOTSUPP;
+	return sys_prctl(PR_PAC_SET_ENABLED_KEYS, mask, enabled, 0, 0);
+}
+
+void mmkit__probe_pac(struct mmkit_feature *f)
+{
+	unsigned long keys;
+	int ret;
+
+	if (!pac_supported()) {
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", PAC_ABSENT_REASON);
+		return;
+	}
+	ret = mmkit_pac_get_enabled_keys(&keys);
+	if (ret < 0)
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
+				   "prctl(PR_PAC_GET_ENABLED_KEYS) failed: error %d", -ret);
+	else
+		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "prctl",
+				   "address authentication present; enabled keys 0x%lx", keys);
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * What every test program shares.  A test exits 0 when it passes, 1 when it
+ * fails and 77 when the machine lacks what it needs (the reason printed).
+ */
+#ifndef MMKIT_TEST_HARNESS_H
+#define MMKIT_TEST_HARNESS_H
+
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#define T_EXIT_PASS	0
+#define T_EXIT_FAIL	1
+#define T_EXIT_SKIP	77
+
+/* The uid tests drop to when they must run unprivileged. */
+#define T_NOBODY	65534
+
+#define T_FAIL(...) do {						\
+	fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);		\
+	fprintf(stderr, __VA_ARGS__);					\
+	fputc('\n', stderr);						\
+	exit(T_EXIT_FAIL);						\
+} while (0)
+
+#define T_SKIP(...) do {						\
+	printf("SKIP: ");						\
+	printf(__VA_ARGS__);						\
+	putchar('\n');							\
+	exit(T_EXIT_SKIP);						\
+} while (0)
+
+#define T_ASSERT(cond) do {						\
+	if (!(cond))							\
+		T_FAIL("%s", #cond);					\
+} while (0)
+
+/* Compares two integer expressions and prints both values on failure. */
+#define T_EQ(a, b) do {							\
+	long long a_ = (long long)(a), b_ = (long long)(b);		\
+	if (a_ != b_)							\
+		T_FAIL("%s == %s: %lld != %lld", #a, #b, a_, b_);	\
+} while (0)
+
+/* A named check inside a test program, printed as it passes. */
+#define T_CASE(name)	printf("  %s\n", name)
+
+/*
+ * Runs fn(arg) in a forked child and returns its wait status, so a test can
+ * expect a crash, an abort or a different identity without dying itself.
+ */
+static inline int t_in_child(void (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		T_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		fn(arg);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		T_FAIL("waitpid: %s", strerror(errno));
+	return status;
+}
+
+static inline int t_is_root(void)
+{
+	return geteuid() == 0;
+}
+
+/*
+ * Becomes nobody (uid and gid 65534, no supplementary groups), which drops
+ * every capability.  Only for use in a child: it cannot be undone.
+ */
+static inline void t_become_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(T_NOBODY, T_NOBODY, T_NOBODY) ||
+	    setresuid(T_NOBODY, T_NOBODY, T_NOBODY))
+		T_FAIL("cannot drop to uid %d: %s", T_NOBODY, strerror(errno));
+}
+
+/* Expects a child's wait status to be a clean exit 0. */
+#define T_CHILD_OK(status) do {						\
+	int s_ = (status);						\
+	if (!WIFEXITED(s_) || WEXITSTATUS(s_) != 0)			\
+		T_FAIL("child: %s %d", WIFEXITED(s_) ? "exit" : "signal", \
+		       WIFEXITED(s_) ? WEXITSTATUS(s_) : WTERMSIG(s_));	\
+} while (0)
+
+#endif /* MMKIT_TEST_HARNESS_H */

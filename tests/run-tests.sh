@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#
+# Runs every test of each build directory given (tests/test-*.c built into
+# DIR/tests/) and every shell test (tests/test-*.sh, once, against the first
+# directory).  Exit code 0 pass, 77 skip, anything else fail.  Prints a last
+# line "N passed, N failed, N skipped" and exits non-zero on any failure.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+timeout_s=${MMKIT_TEST_TIMEOUT:-300}
+passed=0 failed=0 skipped=0
+failures=""
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_one() {	# label, command...
+	label=$1; shift
+	start=$(date +%s)
+	timeout -k 10 "$timeout_s" "$@" >"$log" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	case $rc in
+	0)	passed=$((passed + 1)); printf 'PASS  %-40s %3ss\n' "$label" "$secs" ;;
+	77)	skipped=$((skipped + 1))
+		printf 'SKIP  %-40s %s\n' "$label" "$(grep -m1 '^SKIP:' "$log" | cut -c7-)" ;;
+	*)	failed=$((failed + 1)); failures="$failures $label"
+		printf 'FAIL  %-40s exit %s\n' "$label" "$rc"
+		sed 's/^/    | /' "$log" | tail -n 60 ;;
+	esac
+}
+
+[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR..." >&2; exit 2; }
+first=$1
+for dir in "$@"; do
+	tag=$(basename "$dir")
+	for t in "$dir"/tests/test-*; do
+		[ -x "$t" ] || continue
+		run_one "[$tag] $(basename "$t")" "$t"
+	done
+done
+for t in "$top"/tests/test-*.sh; do
+	[ -f "$t" ] || continue
+	MMKIT_BUILD=$(cd "$first" && pwd) run_one "[sh] $(basename "$t" .sh)" sh "$t"
+done
+
+[ -z "$failures" ] || echo "failed:$failures"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
