@@ -81,10 +81,6 @@ $(B)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
 
-$(B)/mmkit.pc: mmkit.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
-
 # Needs only a C compiler and make: no benchmark peers.
 run: $(SHLIB) $(STLIB) $(B)/mmkit
 	$(B)/mmkit probe
@@ -110,7 +106,8 @@ cross-aarch64: FORCE
 		build-aarch64/libmmkit.a build-aarch64/mmkit \
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
-install: $(SHLIB) $(STLIB) $(B)/mmkit $(B)/mmkit.pc $(BENCHES)
+# mmkit.pc is written at install time: it names the PREFIX of this install.
+install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(B)/mmkit $(DESTDIR)$(BINDIR)/mmkit
@@ -119,7 +116,9 @@ install: $(SHLIB) $(STLIB) $(B)/mmkit $(B)/mmkit.pc $(BENCHES)
 	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/mmkit.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 $(B)/mmkit.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    mmkit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mmkit.pc
 	$(if $(BENCHES),install -m 755 $(BENCHES) $(DESTDIR)$(LIBEXECDIR)/mmkit/)
 	$(if $(wildcard man/*.1),install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/)
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * Pointer-authentication key control (arm64): PR_PAC_GET_ENABLED_KEYS and
- * PR_PAC_SET_ENABLED_KEYS.  Everywhere else, and on arm64 CPUs without
- * address authentication, the answer is -EOPNOTSUPP rather than the
- * kernel's ambiguous -EINVAL.
+ * PR_PAC_SET_ENABLED_KEYS.  Everywhere else, on arm64 CPUs without
+ * address authentication, and on kernels before 5.13 (which do not know
+ * these prctls), the answer is -EOPNOTSUPP rather than the kernel's
+ * ambiguous -EINVAL: the arguments are checked here first, so an EINVAL
+ * from the kernel can only mean that it does not support the call.
  */
 #include <errno.h>
 #include <sys/auxv.h>
@@ -46,18 +48,21 @@ MMKIT_EXPORT int mmkit_pac_get_enabled_keys(unsigned long *keys)
 		return -EOPNOTSUPP;
 	ret = sys_prctl(PR_PAC_GET_ENABLED_KEYS, 0, 0, 0, 0);
 	if (ret < 0)
-		return ret;
+		return ret == -EINVAL ? -EOPNOTSUPP : ret;
 	*keys = (unsigned long)ret;
 	return 0;
 }
 
 MMKIT_EXPORT int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled)
 {
+	int ret;
+
 	if ((mask & ~MMKIT_PAC_ALL_KEYS) || (enabled & ~mask))
 		return -EINVAL;
 	if (!pac_supported())
 		return -EOPNOTSUPP;
-	return sys_prctl(PR_PAC_SET_ENABLED_KEYS, mask, enabled, 0, 0);
+	ret = sys_prctl(PR_PAC_SET_ENABLED_KEYS, mask, enabled, 0, 0);
+	return ret == -EINVAL ? -EOPNOTSUPP : ret;
 }
 
 void mmkit__probe_pac(struct mmkit_feature *f)
@@ -70,7 +75,10 @@ void mmkit__probe_pac(struct mmkit_feature *f)
 		return;
 	}
 	ret = mmkit_pac_get_enabled_keys(&keys);
-	if (ret < 0)
+	if (ret == -EOPNOTSUPP)
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
+				   "CPU has PACA but prctl(PR_PAC_GET_ENABLED_KEYS) returned EINVAL: kernel older than 5.13");
+	else if (ret < 0)
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
 				   "prctl(PR_PAC_GET_ENABLED_KEYS) failed: error %d", -ret);
 	else

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * The kernel-facing layer (see sys.h).  Each wrapper saves errno, makes the
- * call, turns a failure into -errno and puts errno back.
+ * call, turns a failure into -errno and puts errno back.  The mlock family
+ * goes through syscall(2): sanitizer runtimes replace the libc wrappers
+ * with no-ops, and the library must lock what it says it locks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,19 +73,19 @@ int sys_mlock2(const void *addr, size_t len, unsigned int flags)
 int sys_munlock(const void *addr, size_t len)
 {
 	SAVE_ERRNO;
-	return RESULT(munlock(addr, len));
+	return RESULT(syscall(SYS_munlock, addr, len));
 }
 
 int sys_mlockall(int flags)
 {
 	SAVE_ERRNO;
-	return RESULT(mlockall(flags));
+	return RESULT(syscall(SYS_mlockall, flags));
 }
 
 int sys_munlockall(void)
 {
 	SAVE_ERRNO;
-	return RESULT(munlockall());
+	return RESULT(syscall(SYS_munlockall));
 }
 
 int sys_mincore(void *addr, size_t len, unsigned char *vec)

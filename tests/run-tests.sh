@@ -32,6 +32,9 @@ run_one() {	# label, command...
 
 [ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR..." >&2; exit 2; }
 first=$1
+# The kernel's log is read before and after: tests that make it complain fail.
+kmsg_lines=$(dmesg 2>/dev/null | wc -l) || kmsg_lines=""
+
 for dir in "$@"; do
 	tag=$(basename "$dir")
 	for t in "$dir"/tests/test-*; do
@@ -44,6 +47,16 @@ for t in "$top"/tests/test-*.sh; do
 	MMKIT_BUILD=$(cd "$first" && pwd) run_one "[sh] $(basename "$t" .sh)" sh "$t"
 done
 
+if [ -n "$kmsg_lines" ] && dmesg >/dev/null 2>&1; then
+	dmesg | tail -n +$((kmsg_lines + 1)) >"$log"
+	if grep -qE 'BUG:|WARNING:|Oops:|Call Trace:' "$log"; then
+		failed=$((failed + 1)); failures="$failures [kernel-log]"
+		echo "FAIL  kernel log during the tests:"
+		sed 's/^/    | /' "$log" | tail -n 60
+	fi
+else
+	echo "note: the kernel log is not readable here; not checked for BUG/WARNING/Oops"
+fi
 [ -z "$failures" ] || echo "failed:$failures"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
