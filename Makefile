@@ -5,6 +5,7 @@
 # make check           native tests, then the same tests under ASan+UBSan;
 #                      the arm64 cross build must succeed too
 # make cross-aarch64   everything, cross-compiled for arm64 (static)
+# make check-kernels   the test suite inside real kernels under QEMU
 # make install         PREFIX=/usr/local DESTDIR=
 
 VERSION		:= 0.1.0
@@ -107,6 +108,12 @@ cross-aarch64: FORCE
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
 # mmkit.pc is written at install time: it names the PREFIX of this install.
+# The real-kernel tier: Debian's 6.1 kernels (amd64, arm64) under QEMU.
+KERNEL_TIERS	?= debian-amd64 debian-arm64
+
+check-kernels: FORCE
+	tests/kernels/run.sh $(KERNEL_TIERS)
+
 install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit $(DESTDIR)$(MANDIR)/man1
@@ -123,7 +130,7 @@ install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	$(if $(wildcard man/*.1),install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/)
 
 clean:
-	rm -rf build build-asan build-aarch64
+	rm -rf build build-asan build-aarch64 build-kernels
 
 FORCE:
-.PHONY: all run check check-native cross-aarch64 install clean FORCE
+.PHONY: all run check check-native check-kernels cross-aarch64 install clean FORCE

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+# Functions of tests/kernels/run.sh (sourced; uses $top, $here, $cache, $out).
+
+# The ABI of Debian's current 6.1 kernel, e.g. 6.1.0-56.
+debian_abi() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/.*Depends: linux-image-\(6\.1\.0-[0-9]*\)-amd64.*/\1/p' | head -n1
+}
+
+# fetch_deb PACKAGE[:ARCH]: downloads a package once into the cache.
+fetch_deb() {
+	name=${1%%:*}
+	arch=${1#*:}
+	[ "$arch" != "$1" ] || arch=amd64
+	set -- "$cache"/debs/"${name}"_*_"${arch}".deb
+	[ -f "$1" ] && return 0
+	mkdir -p "$cache/debs"
+	(cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$name:$arch" >/dev/null)
+}
+
+# deb_path PACKAGE ARCH: the cached .deb.
+deb_path() {
+	set -- "$cache"/debs/"$1"_*_"$2".deb
+	echo "$1"
+}
+
+# extract PACKAGE ARCH DIR: unpacks a cached .deb into DIR once.
+extract() {
+	[ -d "$3" ] && return 0
+	mkdir -p "$3.tmp"
+	dpkg-deb -x "$(deb_path "$1" "$2")" "$3.tmp"
+	mv "$3.tmp" "$3"
+}
+
+# What the guest's /init and the test runner use of busybox.
+guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head wc
+	date sleep timeout mktemp dmesg basename dirname uname insmod rmmod poweroff
+	reboot sync id true false test tr sort printf kill find"
+
+# make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE]: a gzip'ed cpio with
+# busybox, /init, the runner and the test binaries of TESTS_DIR.
+make_initramfs() {
+	root="$out/initramfs.$$"
+	rm -rf "$root"
+	mkdir -p "$root/bin" "$root/sbin" "$root/dev" "$root/proc" "$root/sys" \
+		"$root/tmp" "$root/mmkit/tests" "$root/mmkit/build/tests"
+	cp "$1" "$root/bin/busybox"
+	for applet in $guest_applets; do
+		ln -s busybox "$root/bin/$applet"
+	done
+	cp "$here/guest-init" "$root/init"
+	cp "$top/tests/run-tests.sh" "$root/mmkit/tests/"
+	cp "$2"/tests/test-* "$root/mmkit/build/tests/"
+	[ -z "${4:-}" ] || cp "$4" "$root/mmkit/refpage.ko"
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$3"
+	rm -rf "$root"
+}
+
+# judge LOG: 0 when the guest ran the suite cleanly.
+judge() {
+	summary=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -n1)
+	runner=$(grep -a 'mmkit-guest: runner exit' "$1" | tail -n1)
+	bad=$(grep -a -E 'BUG:|WARNING:|Oops:|Call Trace:|Kernel panic' "$1" || true)
+	ok=0
+	if [ -z "$summary" ] || [ -z "$runner" ]; then
+		echo "no summary from the guest (panic, hang or timeout): see $1"
+		tail -n 30 "$1"
+		ok=1
+	fi
+	if [ -n "$bad" ]; then
+		echo "kernel log shows trouble:"
+		echo "$bad" | head -n 40
+		ok=1
+	fi
+	echo "guest: ${summary:-none}; ${runner:-no runner exit}"
+	case "$runner" in *"runner exit 0"*) ;; *) ok=1 ;; esac
+	return $ok
+}
+
+# boot ARCH KERNEL INITRD LOG
+boot() {
+	append="panic=-1 secretmem.enable=1 loglevel=4"
+	case $1 in
+	amd64)	timeout "$boot_timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 \
+			-nographic -no-reboot -kernel "$2" -initrd "$3" \
+			-append "console=ttyS0 $append" </dev/null >"$4" 2>&1 ;;
+	arm64)	timeout "$boot_timeout" qemu-system-aarch64 -machine virt,mte=on \
+			-cpu max,pauth-impdef=on -smp 2 -m 2048 -nographic -no-reboot \
+			-kernel "$2" -initrd "$3" \
+			-append "console=ttyAMA0 $append" </dev/null >"$4" 2>&1 ;;
+	esac || true
+}
+
+run_tier() {
+	abi=$(debian_abi)
+	[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
+	case $1 in
+	debian-amd64)
+		arch=amd64
+		make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static BENCH_SRCS= \
+			$(cd "$top" && ls tests/test-*.c | sed "s|^tests/\(.*\)\.c$|$out/static-amd64/tests/\1|")
+		tests="$out/static-amd64" ;;
+	debian-arm64)
+		arch=arm64
+		make -s -C "$top" cross-aarch64
+		tests="$top/build-aarch64" ;;
+	*)	echo "unknown tier $1"; return 1 ;;
+	esac
+	fetch_deb "linux-image-$abi-$arch:$arch" && fetch_deb "busybox-static:$arch" || return 1
+	extract "linux-image-$abi-$arch" "$arch" "$cache/linux-image-$abi-$arch"
+	extract busybox-static "$arch" "$cache/busybox-static-$arch"
+	make_initramfs "$cache/busybox-static-$arch/bin/busybox" "$tests" "$out/$1.cpio.gz"
+	log="$out/$1.console.log"
+	start=$(date +%s)
+	boot "$arch" "$cache/linux-image-$abi-$arch/boot/vmlinuz-$abi-$arch" "$out/$1.cpio.gz" "$log"
+	echo "booted $abi-$arch and ran the suite in $(( $(date +%s) - start ))s"
+	grep -a -E '^(PASS|FAIL|SKIP) |mmkit-guest' "$log" || true
+	judge "$log"
+}
