@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refpage.ko: reference pages for stock kernels.
+ *
+ * REFPAGE_CREATE on /dev/refpage returns a descriptor that owns one page
+ * filled with a pattern.  A private mapping of that descriptor behaves like
+ * anonymous memory whose clean pages are that one page: read faults map it
+ * read-only (no new page, no memory per page read), write faults copy it
+ * through the kernel's ordinary copy-on-write of private file mappings.
+ *
+ * Lifetime: the mapping's vma->vm_file pins the descriptor, and every PTE
+ * pins the page with its own reference, so neither open/close vm_ops nor
+ * per-mapping references are needed (and none can leak when mmap_region()
+ * fails after ->mmap succeeded, which on 6.1 only fput()s).
+ *
+ * VM_MIXEDMAP is set so that faults can insert the page with
+ * vm_insert_page(): read faults then skip __do_fault()'s page lock, which
+ * would serialise every reader of the one shared page, and fault-around
+ * (->map_pages) can map neighbours without exported do_set_pte().  The
+ * price, documented for users: fork copies these PTEs, and mlock() leaves
+ * the mapping unlocked (VM_SPECIAL).
+ */
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+
+#include "refpage.h"
+
+/*
+ * Every PTE holds a reference on the page: stop handing the page out well
+ * before its 32-bit count could overflow (2^30 PTEs = 4 TiB of mappings).
+ */
+#define REFPAGE_MAX_REFS	(1 << 30)
+
+struct refpage {
+	struct page *page;
+};
+
+static struct page *refpage_get(struct vm_area_struct *vma)
+{
+	struct refpage *rp = vma->vm_file->private_data;
+
+	if (page_ref_count(rp->page) >= REFPAGE_MAX_REFS)
+		return NULL;
+	return rp->page;
+}
+
+static vm_fault_t refpage_fault(struct vm_fault *vmf)
+{
+	struct page *page = refpage_get(vmf->vma);
+
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	if (vmf->flags & FAULT_FLAG_WRITE) {
+		/* do_cow_fault() copies vmf->page into a new anonymous page. */
+		get_page(page);
+		vmf->page = page;
+		return 0;
+	}
+	return vmf_insert_page(vmf->vma, vmf->address, page);
+}
+
+static vm_fault_t refpage_map_pages(struct vm_fault *vmf, pgoff_t start_pgoff,
+				    pgoff_t end_pgoff)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vma->vm_start + ((start_pgoff - vma->vm_pgoff) << PAGE_SHIFT);
+	vm_fault_t ret = 0;
+	pgoff_t pgoff;
+
+	for (pgoff = start_pgoff; pgoff <= end_pgoff; pgoff++, addr += PAGE_SIZE) {
+		struct page *page = refpage_get(vma);
+
+		if (!page)
+			break;
+		/* -EBUSY: something is mapped there already; leave it. */
+		if (vm_insert_page(vma, addr, page))
+			continue;
+		if (addr == vmf->address)
+			ret = VM_FAULT_NOPAGE;
+	}
+	return ret;
+}
+
+static const struct vm_operations_struct refpage_vm_ops = {
+	.fault		= refpage_fault,
+	.map_pages	= refpage_map_pages,
+};
+
+static int refpage_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	vm_flags_t set = VM_MIXEDMAP, clear = 0;
+
+	if (vma->vm_flags & VM_SHARED) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EINVAL;
+		/* Shared read-only is allowed; it must stay read-only. */
+		clear = VM_MAYWRITE;
+	}
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_mod(vma, set, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
+	vma->vm_ops = &refpage_vm_ops;
+	return 0;
+}
+
+static int refpage_release(struct inode *inode, struct file *file)
+{
+	struct refpage *rp = file->private_data;
+
+	put_page(rp->page);
+	kfree(rp);
+	return 0;
+}
+
+static const struct file_operations refpage_fops = {
+	.owner		= THIS_MODULE,
+	.mmap		= refpage_mmap,
+	.release	= refpage_release,
+};
+
+static int refpage_fill(struct page *page, const void __user *pattern, size_t size)
+{
+	u8 *dst = kmap_local_page(page);
+	size_t off;
+	int ret = 0;
+
+	if (copy_from_user(dst, pattern, size))
+		ret = -EFAULT;
+	for (off = size; !ret && off < PAGE_SIZE; off += size)
+		memcpy(dst + off, dst, size);
+	kunmap_local(dst);
+	return ret;
+}
+
+static long refpage_create(const struct refpage_create __user *uarg)
+{
+	struct refpage_create arg;
+	struct refpage *rp;
+	int fd, ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || !arg.pattern_size || arg.pattern_size > PAGE_SIZE ||
+	    !is_power_of_2(arg.pattern_size))
+		return -EINVAL;
+	rp = kzalloc(sizeof(*rp), GFP_KERNEL_ACCOUNT);
+	if (!rp)
+		return -ENOMEM;
+	rp->page = alloc_page(GFP_KERNEL_ACCOUNT);
+	if (!rp->page) {
+		ret = -ENOMEM;
+		goto free_rp;
+	}
+	ret = refpage_fill(rp->page, u64_to_user_ptr(arg.pattern), arg.pattern_size);
+	if (ret)
+		goto free_page;
+	fd = anon_inode_getfd("[refpage]", &refpage_fops, rp, O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	ret = fd;
+free_page:
+	put_page(rp->page);
+free_rp:
+	kfree(rp);
+	return ret;
+}
+
+static long refpage_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	switch (cmd) {
+	case REFPAGE_CREATE:
+		return refpage_create((const struct refpage_create __user *)arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations refpage_dev_fops = {
+	.owner		= THIS_MODULE,
+	.unlocked_ioctl	= refpage_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+};
+
+static struct miscdevice refpage_dev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "refpage",
+	.fops	= &refpage_dev_fops,
+	.mode	= 0666,
+};
+
+module_misc_device(refpage_dev);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Reference pages: memory that reads as a pattern until written");
