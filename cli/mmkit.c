@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{ "probe", "probe [--json]            what this kernel supports, which backend each feature uses, and why", cmd_probe },
 	{ "memlock", "memlock [SIZE]          RLIMIT_MEMLOCK budget, and whether SIZE more fits", cmd_memlock },
 	{ "bench", "bench NAME [ARGS...]      run a benchmark (bench NAME --help for its options)", cmd_bench },
+	{ "secrets", "secrets [--json]        processes holding memfd_secret memory: fds, mappings, bytes", cmd_secrets },
 };
 
 static void usage(FILE *f)

@@ -171,14 +171,73 @@ int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled);
 /* Secret memory                                                        */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Memory for keys and passwords, taken from memfd_secret(2): the pages
+ * leave the kernel's direct map, are never swapped and never dumped.
+ * Small secrets share pooled, cached chunks between guard pages; bigger
+ * ones (and MMKIT_SECRET_PAGES) get their own pages between guard pages.
+ * Where memfd_secret is unavailable the fallback is mmap + mlock2
+ * (MLOCK_ONFAULT) + MADV_DONTDUMP + MADV_WIPEONFORK, announced once on
+ * stderr.  Environment (read once, ignored in setuid programs):
+ * MMKIT_SECRET_BACKEND=mlock forces the fallback, =memfd_secret or
+ * MMKIT_SECRET_REQUIRE=1 forbids it.  See mmkit_secret(3).
+ */
+
 /* Fail with -ENOSYS instead of falling back when memfd_secret is unavailable. */
 #define MMKIT_SECRET_REQUIRE_SECRETMEM	0x1u
+/* Do not print the one-time notice about the fallback on stderr. */
+#define MMKIT_SECRET_QUIET		0x2u
+/* Own pages between guard pages, whatever the size: mmkit_secret_protect() works. */
+#define MMKIT_SECRET_PAGES		0x4u
 
-struct mmkit_secret_stats;
+/* Largest size served from the shared pool; bigger sizes get their own pages. */
+#define MMKIT_SECRET_POOL_MAX		2040
 
+/* mmkit_secret_protect() access modes, like sodium_mprotect_*(). */
+#define MMKIT_SECRET_NOACCESS		0
+#define MMKIT_SECRET_READONLY		1
+#define MMKIT_SECRET_READWRITE		2
+
+struct mmkit_secret_stats {
+	char backend[16];		/* "memfd_secret", "mlock" or "none" */
+	char reason[MMKIT_REASON_MAX];	/* why this backend */
+	char last_error[MMKIT_REASON_MAX]; /* why the last allocation failed, or "" */
+	unsigned long long allocs_live;	/* allocations not yet freed */
+	unsigned long long bytes_live;	/* bytes asked for by those allocations */
+	unsigned long long pages_mapped; /* secret pages mapped, live or cached */
+	unsigned long long pages_cached; /* of those, held empty for reuse */
+	unsigned long long bytes_locked; /* charged to RLIMIT_MEMLOCK by mmkit */
+	unsigned long long memlock_limit; /* soft limit, or MMKIT_MEMLOCK_UNLIMITED */
+	unsigned long long enomem;	/* allocations refused for RLIMIT_MEMLOCK */
+	int memlock_exempt;		/* CAP_IPC_LOCK: the limit does not apply */
+	int fallback;			/* 1 when the mlock fallback is in use */
+};
+
+/*
+ * Allocates @size zeroed bytes, 16-byte aligned, into *@p.  -EINVAL for
+ * size 0, p NULL or unknown flags; -ENOMEM when RLIMIT_MEMLOCK (or memory,
+ * or the address space) is exhausted or @size cannot be mapped at all;
+ * -ENOSYS when memfd_secret is unavailable and the fallback is forbidden.
+ */
 int mmkit_secret_alloc(void **p, size_t size, unsigned int flags);
+/*
+ * Checks the canaries, zeroes and releases @p (NULL: nothing).  A pointer
+ * not handed out, a double free or a damaged canary abort() the process
+ * with a message on stderr naming the problem.
+ */
 void mmkit_secret_free(void *p);
 int mmkit_secret_stats(struct mmkit_secret_stats *st);
+/*
+ * Changes the access to a page-granular allocation (MMKIT_SECRET_PAGES or
+ * bigger than MMKIT_SECRET_POOL_MAX); -EINVAL for a pooled or unknown one.
+ */
+int mmkit_secret_protect(void *p, int access);
+/*
+ * Maps, pre-faults and keeps pool chunks for @bytes of small secrets, so
+ * later allocations neither map nor fault; the RLIMIT_MEMLOCK charge is
+ * taken now.  Grows the reserve only; -ENOMEM and -ENOSYS as for alloc.
+ */
+int mmkit_secret_reserve(size_t bytes);
 
 /* ------------------------------------------------------------------ */
 /* Reference pages                                                      */

@@ -295,3 +295,62 @@ ssize_t sys_read_file(const char *path, char **out)
 	*out = buf;
 	return (ssize_t)len;
 }
+
+/* reference pages */
+#include <signal.h>
+
+int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	SAVE_ERRNO;
+	return RESULT(sigaction(sig, act, old));
+}
+
+int sys_access(const char *path, int mode)
+{
+	SAVE_ERRNO;
+	return RESULT(access(path, mode));
+}
+
+int sys_raise(int sig)
+{
+	SAVE_ERRNO;
+	return RESULT(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig));
+}
+
+/* secret memory */
+#include <sys/random.h>
+
+void *sys_calloc(size_t n, size_t size)
+{
+	SAVE_ERRNO;
+	void *p = calloc(n, size);
+
+	errno = saved_errno_;
+	return p;
+}
+
+void *sys_reallocarray(void *p, size_t n, size_t size)
+{
+	SAVE_ERRNO;
+	void *q = reallocarray(p, n, size);
+
+	errno = saved_errno_;
+	return q;
+}
+
+int sys_getrandom(void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		SAVE_ERRNO;
+		long n = RESULT(getrandom((char *)buf + done, len - done, 0));
+
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return (int)n;
+		done += (size_t)n;
+	}
+	return 0;
+}

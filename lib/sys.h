@@ -62,4 +62,18 @@ ssize_t sys_process_vm_readv(pid_t pid, const struct iovec *local, unsigned long
  */
 ssize_t sys_read_file(const char *path, char **out);
 
+/* reference pages */
+struct sigaction;
+int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int sys_access(const char *path, int mode);
+/* Sends @sig to the calling thread. */
+int sys_raise(int sig);
+
+/* secret memory */
+/* calloc() and reallocarray() that leave errno alone: NULL on failure. */
+void *sys_calloc(size_t n, size_t size);
+void *sys_reallocarray(void *p, size_t n, size_t size);
+/* getrandom(2) of exactly @len bytes (retried on EINTR and short reads). */
+int sys_getrandom(void *buf, size_t len);
+
 #endif /* MMKIT_SYS_H */
