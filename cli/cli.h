@@ -15,6 +15,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_memlock(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_secrets(int argc, char **argv);
+int cmd_maps(int argc, char **argv);
 
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{ "memlock", "memlock [SIZE]          RLIMIT_MEMLOCK budget, and whether SIZE more fits", cmd_memlock },
 	{ "bench", "bench NAME [ARGS...]      run a benchmark (bench NAME --help for its options)", cmd_bench },
 	{ "secrets", "secrets [--json]        processes holding memfd_secret memory: fds, mappings, bytes", cmd_secrets },
+	{ "maps", "maps PID [--json]         memory of a process by name (like showmap): Size, Rss, Pss, Private_Dirty, Swap, Locked", cmd_maps },
 };
 
 static void usage(FILE *f)

@@ -71,25 +71,42 @@ const char *mmkit_status_name(enum mmkit_status status);
 
 /*
  * Names [addr, addr + len) like prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME),
- * with the kernel's rules and error codes; name NULL clears.  Where the
- * kernel lacks CONFIG_ANON_VMA_NAME the name goes to a per-process registry
- * that mmkit_regions() and `mmkit maps` read from other processes.
+ * with the kernel's rules and error codes; name NULL clears.  -EINVAL: bad
+ * name, @addr not page aligned, @len overflowing; 0 for len 0; -ENOMEM: part
+ * of the range is not mapped (the mapped parts are named); -EBADF: the range
+ * reaches a file mapping (what comes before it is named; shared anonymous
+ * memory counts as a file before Linux 6.2).  Where the kernel
+ * lacks CONFIG_ANON_VMA_NAME the name goes to a per-process registry that
+ * mmkit_regions() and `mmkit maps` read from other processes; see
+ * mmkit_name(3) for how names follow munmap() there.
  */
 int mmkit_name(void *addr, size_t len, const char *name);
-/* 0 if the kernel would accept @name, -EINVAL otherwise. */
+/*
+ * 0 if the kernel would accept @name (NULL, which clears, included),
+ * -EINVAL otherwise: at most MMKIT_NAME_MAX - 1 characters, each printable
+ * ASCII (0x20 to 0x7e) and none of \ ` $ [ ].
+ */
 int mmkit_name_valid(const char *name);
 
 enum mmkit_region_kind {
-	MMKIT_REGION_ANON,		/* anonymous, no name */
-	MMKIT_REGION_ANON_NAMED,	/* named by the kernel: [anon:NAME] */
+	MMKIT_REGION_ANON,		/* anonymous, no name; name "" */
+	MMKIT_REGION_ANON_NAMED,	/* named by the kernel: [anon:NAME] or [anon_shmem:NAME] */
 	MMKIT_REGION_REGISTRY,		/* named through the mmkit registry */
 	MMKIT_REGION_FILE,		/* file-backed: name is the path */
 	MMKIT_REGION_HEAP,		/* [heap] */
 	MMKIT_REGION_STACK,		/* [stack] */
-	MMKIT_REGION_SPECIAL,		/* [vdso], [vvar], [anon_shmem:...], ... */
+	MMKIT_REGION_SPECIAL,		/* [vdso], [vvar], ... */
 };
 
-/* One mapping (or the part of one that a registry name covers). Sizes in bytes. */
+/*
+ * One mapping (or the part of one that a registry name covers).  Sizes in
+ * bytes, from /proc/PID/smaps.  @name: NAME alone for ANON_NAMED and
+ * REGISTRY (perms[3] == 's' tells shared anonymous memory), the path for
+ * FILE, the kernel's bracketed word otherwise.  For a part, size is exact,
+ * rss and swap are counted from /proc/PID/pagemap, pss, private_dirty and
+ * locked are the mapping's shared out by rss (all by size if pagemap cannot
+ * be read); the parts add up to the mapping's values.
+ */
 struct mmkit_region {
 	unsigned long start;
 	unsigned long end;
@@ -108,8 +125,10 @@ typedef int (*mmkit_region_fn)(const struct mmkit_region *region, void *arg);
 
 /*
  * Calls @fn for each mapping of process @pid (0: this process) from
- * /proc/PID/smaps, named by the kernel or the registry.  Stops early and
- * returns @fn's value if it returns non-zero.
+ * /proc/PID/smaps, named by the kernel or the registry, in address order.
+ * Stops early and returns @fn's value if it returns non-zero.  -EINVAL for
+ * a negative @pid or NULL @fn, -ESRCH if there is no such process, -EACCES
+ * or -EPERM if its memory may not be read (another user, not dumpable).
  */
 int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg);
 

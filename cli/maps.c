@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit maps PID [--json]: the memory of a process by name, like Android's
+ * showmap.  For each name, the sums over its mappings of Size, Rss, Pss,
+ * Private_Dirty, Swap and Locked from /proc/PID/smaps (see mmkit_regions()),
+ * in KiB, sorted by Rss, largest first; then a TOTAL line.
+ *
+ * Names: [anon:NAME] for named anonymous memory ([anon_shmem:NAME] when
+ * shared), the same whether the kernel named it (CONFIG_ANON_VMA_NAME) or
+ * the mmkit registry did, so reports read alike on both kinds of kernel;
+ * the SOURCE column tells which: "kernel" or "registry" ("-" for the
+ * rest).  Then file paths, [heap], [stack], the kernel's other [...] names,
+ * and [anon] for anonymous memory without a name.
+ *
+ * JSON, stable keys:
+ *   {"pid": PID,
+ *    "names": [{"name": "[anon:NAME]", "kind": KIND, "source": SOURCE,
+ *               "mappings": N, "size_kib": N, "rss_kib": N, "pss_kib": N,
+ *               "private_dirty_kib": N, "swap_kib": N, "locked_kib": N}, ...],
+ *    "total": {"mappings": N, "size_kib": N, "rss_kib": N, "pss_kib": N,
+ *              "private_dirty_kib": N, "swap_kib": N, "locked_kib": N}}
+ * KIND: "anon", "anon_named" (named by the kernel), "registry" (named by the
+ * mmkit registry), "file", "heap", "stack", "special".  SOURCE: "registry"
+ * for registry names, "kernel" for everything else.  "names" is sorted as
+ * the table is.
+ *
+ * Exit codes: 0; 1 if the process cannot be read (gone, another user's);
+ * 2 for bad usage or a PID that is not a positive number.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmkit.h"
+#include "cli.h"
+
+enum { SIZE, RSS, PSS, PRIVATE_DIRTY, SWAP, LOCKED, NVALUES };
+
+static const char *const value_keys[NVALUES] = {
+	"size_kib", "rss_kib", "pss_kib", "private_dirty_kib", "swap_kib", "locked_kib",
+};
+
+static const char *const kind_names[] = {
+	[MMKIT_REGION_ANON]		= "anon",
+	[MMKIT_REGION_ANON_NAMED]	= "anon_named",
+	[MMKIT_REGION_REGISTRY]		= "registry",
+	[MMKIT_REGION_FILE]		= "file",
+	[MMKIT_REGION_HEAP]		= "heap",
+	[MMKIT_REGION_STACK]		= "stack",
+	[MMKIT_REGION_SPECIAL]		= "special",
+};
+
+struct group {
+	char *name;
+	enum mmkit_region_kind kind;
+	unsigned long long mappings;
+	unsigned long long v[NVALUES];	/* bytes */
+};
+
+struct report {
+	struct group *g;
+	size_t n, cap;
+};
+
+/* The name a region is reported under. */
+static char *display_name(const struct mmkit_region *r)
+{
+	const char *shm = r->perms[3] == 's' ? "anon_shmem" : "anon";
+	size_t len;
+	char *s;
+
+	switch (r->kind) {
+	case MMKIT_REGION_ANON:
+		return strdup("[anon]");
+	case MMKIT_REGION_ANON_NAMED:
+	case MMKIT_REGION_REGISTRY:
+		len = strlen(shm) + strlen(r->name) + 4;
+		s = malloc(len);
+		if (s)
+			snprintf(s, len, "[%s:%s]", shm, r->name);
+		return s;
+	default:
+		return strdup(r->name);
+	}
+}
+
+static int add_region(const struct mmkit_region *r, void *arg)
+{
+	struct report *rep = arg;
+	struct group *g = NULL, *bigger;
+	char *name = display_name(r);
+	size_t i;
+
+	if (!name)
+		return -ENOMEM;
+	for (i = 0; i < rep->n && !g; i++)
+		if (rep->g[i].kind == r->kind && !strcmp(rep->g[i].name, name))
+			g = &rep->g[i];
+	if (g) {
+		free(name);
+	} else {
+		if (rep->n == rep->cap) {
+			bigger = reallocarray(rep->g, rep->cap ? rep->cap * 2 : 64, sizeof(*bigger));
+			if (!bigger) {
+				free(name);
+				return -ENOMEM;
+			}
+			rep->g = bigger;
+			rep->cap = rep->cap ? rep->cap * 2 : 64;
+		}
+		g = &rep->g[rep->n++];
+		memset(g, 0, sizeof(*g));
+		g->name = name;
+		g->kind = r->kind;
+	}
+	g->mappings++;
+	g->v[SIZE] += r->size;
+	g->v[RSS] += r->rss;
+	g->v[PSS] += r->pss;
+	g->v[PRIVATE_DIRTY] += r->private_dirty;
+	g->v[SWAP] += r->swap;
+	g->v[LOCKED] += r->locked;
+	return 0;
+}
+
+static int by_rss(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->v[RSS] != y->v[RSS])
+		return x->v[RSS] < y->v[RSS] ? 1 : -1;
+	if (x->v[SIZE] != y->v[SIZE])
+		return x->v[SIZE] < y->v[SIZE] ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static const char *source(enum mmkit_region_kind kind)
+{
+	return kind == MMKIT_REGION_REGISTRY ? "registry" : "kernel";
+}
+
+static void print_text(const struct report *rep, const struct group *total)
+{
+	size_t i;
+	int j;
+
+	printf("%10s %10s %10s %10s %10s %10s %6s %-8s %s\n", "SIZE_KiB", "RSS_KiB",
+	       "PSS_KiB", "PDIRTY_KiB", "SWAP_KiB", "LOCKED_KiB", "MAPS", "SOURCE", "NAME");
+	for (i = 0; i <= rep->n; i++) {
+		const struct group *g = i < rep->n ? &rep->g[i] : total;
+		int named = g->kind == MMKIT_REGION_ANON_NAMED || g->kind == MMKIT_REGION_REGISTRY;
+
+		for (j = 0; j < NVALUES; j++)
+			printf("%10llu ", g->v[j] / 1024);
+		printf("%6llu %-8s %s\n", g->mappings,
+		       g == total ? "" : named ? source(g->kind) : "-", g->name);
+	}
+}
+
+static void print_values(const struct group *g)
+{
+	int j;
+
+	printf("\"mappings\": %llu", g->mappings);
+	for (j = 0; j < NVALUES; j++)
+		printf(", \"%s\": %llu", value_keys[j], g->v[j] / 1024);
+}
+
+static void print_json(pid_t pid, const struct report *rep, const struct group *total)
+{
+	size_t i;
+
+	printf("{\"pid\": %d,\n \"names\": [", (int)pid);
+	for (i = 0; i < rep->n; i++) {
+		printf("%s\n  {\"name\": ", i ? "," : "");
+		cli_json_string(stdout, rep->g[i].name);
+		printf(", \"kind\": \"%s\", \"source\": \"%s\", ", kind_names[rep->g[i].kind],
+		       source(rep->g[i].kind));
+		print_values(&rep->g[i]);
+		printf("}");
+	}
+	printf("],\n \"total\": {");
+	print_values(total);
+	printf("}}\n");
+}
+
+int cmd_maps(int argc, char **argv)
+{
+	int json = cli_take_flag(&argc, argv, "--json");
+	struct report rep = { NULL, 0, 0 };
+	struct group total;
+	pid_t pid;
+	size_t i;
+	int j, ret;
+
+	if (argc != 2) {
+		cli_error("maps: usage: mmkit maps PID [--json]");
+		return CLI_EXIT_USAGE;
+	}
+	if (cli_parse_pid(argv[1], &pid)) {
+		cli_error("maps: '%s' is not a PID (a positive number)", argv[1]);
+		return CLI_EXIT_USAGE;
+	}
+	ret = mmkit_regions(pid, add_region, &rep);
+	if (ret == -ESRCH)
+		cli_error("maps: no process with PID %d", (int)pid);
+	else if (ret == -EACCES || ret == -EPERM)
+		cli_error("maps: may not read the memory of PID %d: %s (it takes the same user, or root)",
+			  (int)pid, strerror(-ret));
+	else if (ret)
+		cli_error("maps: reading the memory of PID %d: %s", (int)pid, strerror(-ret));
+	if (ret) {
+		for (i = 0; i < rep.n; i++)
+			free(rep.g[i].name);
+		free(rep.g);
+		return CLI_EXIT_FAIL;
+	}
+	qsort(rep.g, rep.n, sizeof(*rep.g), by_rss);
+	memset(&total, 0, sizeof(total));
+	total.name = "TOTAL";
+	for (i = 0; i < rep.n; i++) {
+		total.mappings += rep.g[i].mappings;
+		for (j = 0; j < NVALUES; j++)
+			total.v[j] += rep.g[i].v[j];
+	}
+	if (json)
+		print_json(pid, &rep, &total);
+	else
+		print_text(&rep, &total);
+	for (i = 0; i < rep.n; i++)
+		free(rep.g[i].name);
+	free(rep.g);
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit_regions(): kinds and names as /proc/PID/smaps has them, mappings
+ * split where names begin and end, with exact sizes and the Rss, Pss,
+ * Private_Dirty and Locked of the touched pages; other processes, bad
+ * arguments, and a registry written by a process that cannot be trusted.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "harness.h"
+#include "mmkit.h"
+
+static size_t page;
+static int registry;	/* 1 when names go to the registry (no CONFIG_ANON_VMA_NAME) */
+
+#define MAX_REGIONS	64
+
+struct collect {
+	uintptr_t lo, hi;		/* regions overlapping [lo, hi) are kept */
+	int n;
+	struct mmkit_region r[MAX_REGIONS];
+};
+
+static int collect_fn(const struct mmkit_region *r, void *arg)
+{
+	struct collect *c = arg;
+
+	if (r->end <= c->lo || r->start >= c->hi)
+		return 0;
+	if (c->n == MAX_REGIONS)
+		return -E2BIG;
+	c->r[c->n++] = *r;
+	return 0;
+}
+
+/* The regions of @pid overlapping [lo, lo + len). */
+static struct collect *regions_in(pid_t pid, const void *lo, size_t len)
+{
+	static struct collect c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.lo = (uintptr_t)lo;
+	c.hi = (uintptr_t)lo + len;
+	ret = mmkit_regions(pid, collect_fn, &c);
+	if (ret)
+		T_FAIL("mmkit_regions(%d): %s", (int)pid, strerror(-ret));
+	return &c;
+}
+
+static int is_named(const struct mmkit_region *r)
+{
+	return r->kind == MMKIT_REGION_REGISTRY || r->kind == MMKIT_REGION_ANON_NAMED;
+}
+
+/* Expects region @i of @c to be pages [from, to) of @base, named @want (NULL: unnamed). */
+#define T_PART(c, i, base, from, to, want) do {				\
+	const struct mmkit_region *r_ = &(c)->r[i];			\
+	const char *n_ = (want);					\
+	T_ASSERT((i) < (c)->n);						\
+	T_EQ(r_->start, (uintptr_t)(base) + (from) * page);		\
+	T_EQ(r_->end, (uintptr_t)(base) + (to) * page);		\
+	T_EQ(r_->size, ((to) - (from)) * page);				\
+	if (n_ ? !is_named(r_) || strcmp(r_->name, n_) :		\
+		 r_->kind != MMKIT_REGION_ANON || r_->name[0])		\
+		T_FAIL("region %d: kind %d name \"%s\", expected %s", i, r_->kind, \
+		       r_->name, n_ ? n_ : "unnamed anonymous");	\
+} while (0)
+
+/* @pages usable pages between two PROT_NONE guard pages, so that no neighbour merges. */
+static char *map_guarded(size_t pages)
+{
+	char *p = mmap(NULL, (pages + 2) * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		T_FAIL("mmap: %s", strerror(errno));
+	if (mprotect(p + page, pages * page, PROT_READ | PROT_WRITE))
+		T_FAIL("mprotect: %s", strerror(errno));
+	return p + page;
+}
+
+/* Clears the names first, as mmkit_name(3) advises: the registry cannot see munmap(). */
+static void unmap_guarded(char *p, size_t pages)
+{
+	T_EQ(mmkit_name(p - page, (pages + 2) * page, NULL), 0);
+	munmap(p - page, (pages + 2) * page);
+}
+
+static int count_fn(const struct mmkit_region *r, void *arg)
+{
+	(void)r;
+	return ++*(int *)arg == 1 ? 42 : 0;
+}
+
+struct check {
+	unsigned long prev_end;
+	uintptr_t stack, code, vdso, anon;
+	int seen_stack, seen_code, seen_vdso, seen_anon, bad;
+	char why[4096 + 200];
+};
+
+static int check_fn(const struct mmkit_region *r, void *arg)
+{
+	struct check *c = arg;
+
+#define BAD(...) do { snprintf(c->why, sizeof(c->why), __VA_ARGS__); return 1; } while (0)
+	if (r->start >= r->end || r->start < c->prev_end)
+		BAD("%lx-%lx after %lx", r->start, r->end, c->prev_end);
+	c->prev_end = r->end;
+	if (r->size != r->end - r->start || r->rss > r->size || r->pss > r->rss ||
+	    r->private_dirty > r->rss || r->locked > r->rss)
+		BAD("%lx-%lx: inconsistent sizes", r->start, r->end);
+	if (strlen(r->perms) != 4)
+		BAD("%lx-%lx: perms \"%s\"", r->start, r->end, r->perms);
+	switch (r->kind) {
+	case MMKIT_REGION_ANON:
+		if (r->name[0])
+			BAD("anonymous region named \"%s\"", r->name);
+		break;
+	case MMKIT_REGION_HEAP:
+		if (strcmp(r->name, "[heap]"))
+			BAD("heap named \"%s\"", r->name);
+		break;
+	case MMKIT_REGION_STACK:
+		if (strncmp(r->name, "[stack", 6))
+			BAD("stack named \"%s\"", r->name);
+		break;
+	case MMKIT_REGION_SPECIAL:
+		if (r->name[0] != '[')
+			BAD("special region named \"%s\"", r->name);
+		break;
+	case MMKIT_REGION_FILE:
+		if (!r->name[0] || r->name[0] == '[')
+			BAD("file region named \"%s\"", r->name);
+		break;
+	case MMKIT_REGION_ANON_NAMED:
+	case MMKIT_REGION_REGISTRY:
+		if (mmkit_name_valid(r->name))
+			BAD("invalid name \"%s\"", r->name);
+		break;
+	default:
+		BAD("kind %d", r->kind);
+	}
+	if (c->stack >= r->start && c->stack < r->end) {
+		c->seen_stack = 1;
+		if (r->kind != MMKIT_REGION_STACK)
+			BAD("the stack is in a region of kind %d", r->kind);
+	}
+	if (c->code >= r->start && c->code < r->end) {
+		c->seen_code = 1;
+		if (r->kind != MMKIT_REGION_FILE || !strstr(r->name, "test-regions"))
+			BAD("the code is in \"%s\"", r->name);
+	}
+	if (c->vdso >= r->start && c->vdso < r->end) {
+		c->seen_vdso = 1;
+		if (r->kind != MMKIT_REGION_SPECIAL || strcmp(r->name, "[vdso]"))
+			BAD("the vdso is in \"%s\"", r->name);
+	}
+	if (c->anon >= r->start && c->anon < r->end) {
+		c->seen_anon = 1;
+		if (r->kind != MMKIT_REGION_ANON)
+			BAD("fresh anonymous memory is of kind %d", r->kind);
+	}
+	return 0;
+#undef BAD
+}
+
+static void test_basics(void)
+{
+	struct check c;
+	char *anon = map_guarded(1);
+	int calls = 0, status;
+	pid_t pid;
+
+	T_CASE("bad arguments: EINVAL; a process that is gone: ESRCH");
+	T_EQ(mmkit_regions(-1, check_fn, &c), -EINVAL);
+	T_EQ(mmkit_regions(0, NULL, NULL), -EINVAL);
+	fflush(NULL);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	T_EQ(waitpid(pid, &status, 0), pid);
+	T_EQ(mmkit_regions(pid, check_fn, &c), -ESRCH);
+
+	T_CASE("a non-zero value from the callback stops the walk and is returned");
+	T_EQ(mmkit_regions(0, count_fn, &calls), 42);
+	T_EQ(calls, 1);
+
+	T_CASE("regions in address order, sizes consistent, kinds as the kernel shows them");
+	memset(&c, 0, sizeof(c));
+	c.stack = (uintptr_t)&c;
+	c.code = (uintptr_t)test_basics;
+	c.vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	c.anon = (uintptr_t)anon;
+	T_EQ(mmkit_regions(0, check_fn, &c), 0);
+	if (c.why[0])
+		T_FAIL("%s", c.why);
+	T_ASSERT(c.seen_stack && c.seen_code && c.seen_anon);
+	T_ASSERT(c.seen_vdso || !c.vdso);
+	unmap_guarded(anon, 1);
+}
+
+static void test_split(void)
+{
+	char *p = map_guarded(16);
+	int locked = !mmkit_lock(p, 16 * page, MMKIT_LOCK_ONFAULT);
+	unsigned long long total = 0;
+	struct collect *c;
+	int i;
+
+	T_CASE("a name over part of a mapping: three regions, exact Size, Rss of their pages");
+	T_EQ(mmkit_name(p + 4 * page, 8 * page, "middle"), 0);
+	p[0] = p[page] = 1;
+	p[4 * page] = p[5 * page] = p[6 * page] = 1;
+	c = regions_in(0, p, 16 * page);
+	T_EQ(c->n, 3);
+	T_PART(c, 0, p, 0, 4, NULL);
+	T_PART(c, 1, p, 4, 12, "middle");
+	T_PART(c, 2, p, 12, 16, NULL);
+	T_EQ(c->r[0].rss, 2 * page);
+	T_EQ(c->r[1].rss, 3 * page);
+	T_EQ(c->r[2].rss, 0);
+
+	T_CASE("Pss, Private_Dirty and Locked follow each part's Rss");
+	for (i = 0; i < 3; i++) {
+		T_EQ(c->r[i].pss, c->r[i].rss);
+		T_EQ(c->r[i].private_dirty, c->r[i].rss);
+		T_EQ(c->r[i].swap, 0);
+		T_EQ(c->r[i].locked, locked ? c->r[i].rss : 0);
+		total += c->r[i].rss;
+	}
+	T_EQ(total, 5 * page);
+	if (!locked)
+		printf("    (mlock2(MLOCK_ONFAULT) refused: Locked checked as 0)\n");
+	if (locked)
+		mmkit_unlock(p, 16 * page);
+	unmap_guarded(p, 16);
+}
+
+static void test_several(void)
+{
+	char *p = map_guarded(10);
+	struct collect *c;
+
+	T_CASE("several names in one mapping, one name across two mappings");
+	T_EQ(mprotect(p + 5 * page, 5 * page, PROT_READ), 0);
+	T_EQ(mmkit_name(p, 3 * page, "a"), 0);
+	T_EQ(mmkit_name(p + 3 * page, 4 * page, "b"), 0);
+	T_EQ(mmkit_name(p + 8 * page, 2 * page, "c"), 0);
+	c = regions_in(0, p, 10 * page);
+	T_EQ(c->n, 5);
+	T_PART(c, 0, p, 0, 3, "a");
+	T_PART(c, 1, p, 3, 5, "b");
+	T_PART(c, 2, p, 5, 7, "b");
+	T_PART(c, 3, p, 7, 8, NULL);
+	T_PART(c, 4, p, 8, 10, "c");
+	T_ASSERT(!strcmp(c->r[1].perms, "rw-p") && !strcmp(c->r[2].perms, "r--p"));
+	unmap_guarded(p, 10);
+}
+
+static void wait_byte(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		T_FAIL("read: %s", errno ? strerror(errno) : "end of file");
+}
+
+static void send_byte(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		T_FAIL("write: %s", strerror(errno));
+}
+
+struct child {
+	pid_t pid;
+	int go;		/* write a byte: the child exits */
+};
+
+/* Forks a child that runs @fn on @p, tells us and waits for the word to exit. */
+static struct child spawn(void (*fn)(char *p), char *p)
+{
+	int to_child[2], from_child[2];
+	struct child ch;
+
+	T_ASSERT(!pipe(to_child) && !pipe(from_child));
+	fflush(NULL);
+	ch.pid = fork();
+	T_ASSERT(ch.pid >= 0);
+	if (ch.pid == 0) {
+		close(to_child[1]);
+		close(from_child[0]);
+		fn(p);
+		send_byte(from_child[1]);
+		wait_byte(to_child[0]);
+		_exit(0);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	wait_byte(from_child[0]);
+	close(from_child[0]);
+	ch.go = to_child[1];
+	return ch;
+}
+
+static void reap(struct child ch)
+{
+	int status;
+
+	send_byte(ch.go);
+	close(ch.go);
+	T_EQ(waitpid(ch.pid, &status, 0), ch.pid);
+	T_CHILD_OK(status);
+}
+
+static void child_names(char *p)
+{
+	size_t i;
+
+	T_EQ(mmkit_name(p + 2 * page, 4 * page, "child-part"), 0);
+	for (i = 0; i < 8; i++)
+		p[i * page] = 1;
+}
+
+static void test_other_process(void)
+{
+	char *p = map_guarded(8);
+	struct child ch = spawn(child_names, p);
+	struct collect *c;
+
+	T_CASE("another process: the child's parts and their Rss");
+	c = regions_in(ch.pid, p, 8 * page);
+	T_EQ(c->n, 3);
+	T_PART(c, 0, p, 0, 2, NULL);
+	T_PART(c, 1, p, 2, 6, "child-part");
+	T_PART(c, 2, p, 6, 8, NULL);
+	T_EQ(c->r[0].rss, 2 * page);
+	T_EQ(c->r[1].rss, 4 * page);
+	T_EQ(c->r[2].rss, 2 * page);
+	c = regions_in(0, p, 8 * page);
+	T_EQ(c->n, 1);
+	T_PART(c, 0, p, 0, 8, NULL);
+	reap(ch);
+	unmap_guarded(p, 8);
+}
+
+/* Layout of the registry, version 1 (lib/names.c). */
+struct reg_header {
+	uint32_t magic, version, seq, count;
+};
+
+struct reg_entry {
+	uint64_t start, end;
+	char name[MMKIT_NAME_MAX];
+};
+
+#define REG_MAGIC	0x4e4b4d4du
+
+static int registry_fd(void)
+{
+	char link[64], path[64];
+	ssize_t n;
+	int fd;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (!strcmp(link, "/memfd:mmkit-names (deleted)"))
+			return fd;
+	}
+	return -1;
+}
+
+/* Writes a registry no mmkit would write: only the one sound entry may be used. */
+static void child_lies(char *p)
+{
+	struct reg_entry e[6];
+	struct reg_header h = { REG_MAGIC, 1, 0, 6 };
+	int fd, i;
+
+	T_EQ(mmkit_name(p, page, "honest"), 0);
+	fd = registry_fd();
+	T_ASSERT(fd >= 0);
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < 6; i++) {
+		e[i].start = (uintptr_t)p + (uint64_t)i * page;
+		e[i].end = e[i].start + page;
+		snprintf(e[i].name, sizeof(e[i].name), "sound");
+	}
+	e[1].start = e[0].start;			/* overlaps its neighbour */
+	snprintf(e[2].name, sizeof(e[2].name), "\033[31mred");	/* a terminal escape */
+	e[3].end = e[3].start;				/* empty */
+	memset(e[4].name, 'x', sizeof(e[4].name));	/* no NUL */
+	snprintf(e[5].name, sizeof(e[5].name), "back$ticks`");	/* forbidden characters */
+	T_EQ(pwrite(fd, e, sizeof(e), sizeof(h)), (ssize_t)sizeof(e));
+	T_EQ(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+}
+
+/* A writer that stopped in the middle of an update, forever. */
+static void child_stuck(char *p)
+{
+	struct reg_header h;
+	int fd;
+
+	T_EQ(mmkit_name(p, page, "stuck"), 0);
+	fd = registry_fd();
+	T_ASSERT(fd >= 0 && pread(fd, &h, sizeof(h), 0) == sizeof(h));
+	h.seq |= 1;
+	T_EQ(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+}
+
+static void test_hostile(void)
+{
+	char *p = map_guarded(8);
+	struct child ch;
+	struct collect *c;
+	int i, sound = 0;
+
+	T_CASE("registry: entries another process could not have made are ignored");
+	ch = spawn(child_lies, p);
+	c = regions_in(ch.pid, p, 8 * page);
+	for (i = 0; i < c->n; i++) {
+		if (!is_named(&c->r[i]))
+			continue;
+		if (c->r[i].start != (uintptr_t)p || strcmp(c->r[i].name, "sound"))
+			T_FAIL("a lie was believed: %lx-%lx \"%s\"", c->r[i].start, c->r[i].end,
+			       c->r[i].name);
+		sound++;
+	}
+	T_EQ(sound, 1);
+	reap(ch);
+
+	T_CASE("registry: a writer stuck in an update gives EAGAIN, not a torn read");
+	ch = spawn(child_stuck, p);
+	T_EQ(mmkit_regions(ch.pid, collect_fn, regions_in(0, p, 0)), -EAGAIN);
+	reap(ch);
+	unmap_guarded(p, 8);
+}
+
+int main(void)
+{
+	struct mmkit_features f;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	T_EQ(mmkit_probe(&f), 0);
+	registry = f.feature[MMKIT_FEATURE_NAMES].status == MMKIT_STATUS_FALLBACK;
+	test_basics();
+	test_split();
+	test_several();
+	test_other_process();
+	if (registry)
+		test_hostile();
+	return T_EXIT_PASS;
+}
