@@ -262,16 +262,64 @@ int mmkit_secret_reserve(size_t bytes);
 /* Reference pages                                                      */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Memory whose never-written pages read as a repeating pattern, copied on
+ * first write.  The contract (see mmkit_refpage(3)) has ten items; each
+ * backend keeps some of them, reported as a mask of MMKIT_REFPAGE_ITEM(n).
+ *
+ *   kmod   /dev/refpage (refpage.ko); not built into this version yet
+ *   memfd  default: a small pattern memfd mapped MAP_PRIVATE chunk by
+ *          chunk; keeps items 1-10
+ *   uffd   fastest: userfaultfd resolved in the faulting thread (SIGBUS);
+ *          keeps 1-7, 9, 10 -- not 8: a system call that reads or writes
+ *          a never-touched page fails with EFAULT
+ *
+ * Without a MMKIT_REFPAGE_BACKEND_* flag the environment variable
+ * MMKIT_REFPAGE_BACKEND=kmod|memfd|uffd decides, else the best available
+ * backend that keeps the whole contract.  Forcing one that cannot work
+ * here fails: -ENODEV (kmod without /dev/refpage), -EPERM or -ENOSYS (uffd).
+ */
+#define MMKIT_REFPAGE_BACKEND_KMOD	0x1u
+#define MMKIT_REFPAGE_BACKEND_MEMFD	0x2u
+#define MMKIT_REFPAGE_BACKEND_UFFD	0x4u
+
+#define MMKIT_REFPAGE_ITEM(n)		(1u << (n))
+/* Items 1 to 10. */
+#define MMKIT_REFPAGE_FULL_CONTRACT	0x7feu
+
 struct mmkit_refpage;
 
+/* @pattern_size: a power of two from 1 to the page size. */
 int mmkit_refpage_create(struct mmkit_refpage **rp, const void *pattern,
 			 size_t pattern_size, unsigned int flags);
+/* Does not unmap: see mmkit_refpage(3) for what becomes of live ranges. */
 void mmkit_refpage_destroy(struct mmkit_refpage *rp);
+/* Maps @len bytes (rounded up to pages) that read as the pattern. */
 int mmkit_refpage_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr);
+/*
+ * Turns the private anonymous range [addr, addr + len) into reference-page
+ * memory: pages already present (or swapped out) keep their contents, the
+ * others read as the pattern.  -EINVAL for an unaligned @addr or a
+ * file-backed, shared or special ([stack], [vdso]) range, -ENOMEM if part
+ * of it is not mapped.  Nothing else may touch the range meanwhile.
+ */
 int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size_t len);
 int mmkit_refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len);
+/*
+ * mremap(MREMAP_MAYMOVE) for a range of @rp: data moves, untouched and
+ * added pages read as the pattern on every backend.
+ */
+int mmkit_refpage_remap(struct mmkit_refpage *rp, void *old_addr, size_t old_len,
+			size_t new_len, void **new_addr);
 /* "kmod", "memfd" or "uffd" */
 const char *mmkit_refpage_backend(const struct mmkit_refpage *rp);
+/* The contract items @rp keeps: a mask of MMKIT_REFPAGE_ITEM(n). */
+unsigned int mmkit_refpage_contract(const struct mmkit_refpage *rp);
+/*
+ * 0 if backend @flag (one MMKIT_REFPAGE_BACKEND_*) can work for this
+ * process, else the error forcing it gives; @why (may be NULL) says why.
+ */
+int mmkit_refpage_backend_available(unsigned int flag, char *why, size_t why_len);
 
 #ifdef __cplusplus
 }

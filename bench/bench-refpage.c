@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit bench refpage [--json] [--iterations N]
+ *
+ * The published experiment: N times, map 4,096,000 bytes, write one byte
+ * per page over the first T bytes (T = 4096, 2,048,000, 4,096,000) or
+ * over a random 10 % of the pages, unmap.  Rows: memset (what allocators
+ * do today: mmap, memset(0xaa), the touches), each reference-page backend
+ * available, and two floors: zero-filled touches with no pattern at all,
+ * and MADV_POPULATE_WRITE + memset.  "memfd+populate" is the default
+ * backend in the hands of a caller that knows what it will write: it
+ * populates the first T bytes with MADV_POPULATE_WRITE before touching
+ * them (the contract still holds; random touches get no hint).  The uffd
+ * backend runs twice, pinned to one CPU and free to migrate.  Every row
+ * and touch size runs once per iteration, the rows in a random order each
+ * time, so that drift in the machine and cache effects hit all alike.
+ *
+ * Columns: median wall time of one map-touch-unmap, the largest resident
+ * set seen right after the touches (statm, read outside the timed part),
+ * the most the map and touches added to it, and the time saved against
+ * memset.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "mmkit.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
+#define MAP_BYTES		4096000UL
+#define DEFAULT_ITERATIONS	1000
+#define NTOUCH			4
+#define RANDOM_TOUCH		3	/* index of the random-10 % column */
+
+enum row_kind { ROW_MEMSET, ROW_ZERO, ROW_POPULATE, ROW_REFPAGE };
+
+struct row {
+	const char *name;
+	enum row_kind kind;
+	struct mmkit_refpage *rp;
+	int pinned;
+	/* The caller knows what it will write and populates it first (not for random). */
+	int populate_hint;
+	double *us[NTOUCH];		/* one sample per iteration */
+	long max_rss_kib[NTOUCH];
+	long max_added_kib[NTOUCH];	/* resident set the touches added */
+	double median[NTOUCH];
+};
+
+static const char *const touch_names[NTOUCH] = { "4096", "2048000", "4096000", "random10%" };
+static const size_t touch_bytes[NTOUCH] = { 4096, 2048000, 4096000, 0 };
+
+static size_t page;
+static size_t *random_pages;	/* the random 10 %, in random order */
+static size_t nrandom;
+static cpu_set_t all_cpus;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static long rss_kib(void)
+{
+	long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident < 0 ? -1 : resident * (long)(page / 1024);
+}
+
+static void shuffle(size_t *v, size_t n)
+{
+	size_t i, j, t;
+
+	for (i = 0; i < n; i++)
+		v[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		j = (size_t)rand() % (i + 1);
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+static void shuffle_random_pages(void)
+{
+	shuffle(random_pages, MAP_BYTES / page);
+}
+
+static void touch(volatile unsigned char *p, int t)
+{
+	size_t off, i;
+
+	if (t == RANDOM_TOUCH) {
+		for (i = 0; i < nrandom; i++)
+			p[random_pages[i] * page] = 1;
+		return;
+	}
+	for (off = 0; off < touch_bytes[t]; off += page)
+		p[off] = 1;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench-refpage: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static unsigned char *map_row(struct row *r)
+{
+	void *p;
+	int ret;
+
+	if (r->kind == ROW_REFPAGE) {
+		ret = mmkit_refpage_map(r->rp, MAP_BYTES, PROT_READ | PROT_WRITE, &p);
+		if (ret)
+			die("mmkit_refpage_map", -ret);
+		return p;
+	}
+	p = mmap(NULL, MAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap", errno);
+	if (r->kind == ROW_POPULATE && madvise(p, MAP_BYTES, MADV_POPULATE_WRITE))
+		die("MADV_POPULATE_WRITE", errno);
+	if (r->kind == ROW_MEMSET || r->kind == ROW_POPULATE)
+		memset(p, 0xaa, MAP_BYTES);
+	return p;
+}
+
+static void unmap_row(struct row *r, unsigned char *p)
+{
+	int ret;
+
+	if (r->kind == ROW_REFPAGE) {
+		ret = mmkit_refpage_unmap(r->rp, p, MAP_BYTES);
+		if (ret)
+			die("mmkit_refpage_unmap", -ret);
+	} else if (munmap(p, MAP_BYTES)) {
+		die("munmap", errno);
+	}
+}
+
+static void pin(int on)
+{
+	cpu_set_t one;
+
+	if (!on) {
+		sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
+		return;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+static void run_once(struct row *r, int t, int iter)
+{
+	unsigned char *p;
+	double t0, t1, t2;
+	long before, rss;
+
+	/* Unpinned rows make the same call, so that only the CPU mask differs. */
+	pin(r->pinned);
+	before = rss_kib();
+	t0 = now_us();
+	p = map_row(r);
+	if (r->populate_hint && touch_bytes[t] &&
+	    madvise(p, touch_bytes[t], MADV_POPULATE_WRITE))
+		die("MADV_POPULATE_WRITE", errno);
+	touch(p, t);
+	t1 = now_us();
+	rss = rss_kib();
+	t2 = now_us();
+	unmap_row(r, p);
+	r->us[t][iter] = (t1 - t0) + (now_us() - t2);
+	if (rss > r->max_rss_kib[t])
+		r->max_rss_kib[t] = rss;
+	if (rss - before > r->max_added_kib[t])
+		r->max_added_kib[t] = rss - before;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double saved_pct(const struct row *memset_row, const struct row *r, int t)
+{
+	return (memset_row->median[t] - r->median[t]) / memset_row->median[t] * 100;
+}
+
+struct target {
+	char what[96];
+	char figure[96];
+	int met;
+};
+
+static struct target targets[16];
+static int ntargets;
+
+static void target(int met, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void target(int met, const char *what, const char *fmt, ...)
+{
+	struct target *tg = &targets[ntargets++];
+	va_list ap;
+
+	snprintf(tg->what, sizeof(tg->what), "%s", what);
+	va_start(ap, fmt);
+	vsnprintf(tg->figure, sizeof(tg->figure), fmt, ap);
+	va_end(ap);
+	tg->met = met;
+}
+
+static void check_targets(struct row *rows, int nrows, long idle_kib)
+{
+	struct row *ms = &rows[0], *def = NULL, *fast = NULL, *pinned = NULL, *r;
+	double s, worst = 0;
+	int i, t;
+
+	for (i = 0; i < nrows; i++) {
+		r = &rows[i];
+		if (r->kind != ROW_REFPAGE || r->populate_hint)
+			continue;
+		if (r->pinned)
+			pinned = r;
+		else if (mmkit_refpage_contract(r->rp) == MMKIT_REFPAGE_FULL_CONTRACT && !def)
+			def = r;
+		if (!r->pinned && (!fast || r->median[2] < fast->median[2]))
+			fast = r;
+	}
+	if (def) {
+		s = saved_pct(ms, def, 0);
+		target(s >= 99, "default: 4 KiB touch >= 99 % less time than memset",
+		       "%.1f %% less", s);
+		target(def->max_rss_kib[0] <= idle_kib * 1.1,
+		       "default: 4 KiB touch max RSS within 10 % of mapping untouched",
+		       "%.0f KiB vs %.0f KiB", (double)def->max_rss_kib[0], (double)idle_kib);
+		s = saved_pct(ms, def, 1);
+		target(s >= 50, "default: 2 MB touch >= 50 % less time", "%.1f %% less", s);
+		s = saved_pct(ms, def, 2);
+		target(s >= 0, "default: 4 MB touch no slower than memset", "%.1f %% less", s);
+	}
+	if (fast) {
+		s = saved_pct(ms, fast, 0);
+		target(s >= 99, "fastest: 4 KiB touch >= 99 % less", "%.1f %% less", s);
+		s = saved_pct(ms, fast, 1);
+		target(s >= 75, "fastest: 2 MB touch >= 75 % less", "%.1f %% less", s);
+		s = saved_pct(ms, fast, 2);
+		target(s >= 50, "fastest: 4 MB touch >= 50 % less", "%.1f %% less", s);
+		s = saved_pct(ms, fast, 3);
+		target(s >= 70, "fastest: random 10 % >= 70 % less", "%.1f %% less", s);
+		s = (double)fast->max_added_kib[3] / (double)(nrandom * page / 1024);
+		target(s <= 1.2, "fastest: random 10 % RSS <= 1.2x the touched pages",
+		       "%.2fx (%.0f KiB touched)", s, (double)(nrandom * page / 1024));
+	}
+	if (fast && pinned) {
+		for (t = 0; t < NTOUCH; t++)
+			if (fast->median[t] / pinned->median[t] > worst)
+				worst = fast->median[t] / pinned->median[t];
+		target(worst <= 1.3, "uffd unpinned within 1.3x of pinned (worst touch size)",
+		       "%.2fx", worst);
+	}
+}
+
+static void print_text(struct row *rows, int nrows, int iterations, long idle_kib)
+{
+	int i, t;
+
+	printf("mmkit bench refpage: %d iterations, %lu-byte map, one byte written per page\n",
+	       iterations, MAP_BYTES);
+	printf("time: median of one map+touch+unmap; max RSS: largest right after the touches "
+	       "(%ld KiB with the mapping untouched); +RSS: most the map and touches added\n\n",
+	       idle_kib);
+	printf("%-16s %-10s %12s %12s %10s %10s\n", "row", "touch", "median_us", "max_rss_kib",
+	       "+rss_kib", "vs_memset");
+	for (i = 0; i < nrows; i++)
+		for (t = 0; t < NTOUCH; t++)
+			printf("%-16s %-10s %12.1f %12ld %10ld %9.1f%%\n", rows[i].name,
+			       touch_names[t], rows[i].median[t], rows[i].max_rss_kib[t],
+			       rows[i].max_added_kib[t], saved_pct(&rows[0], &rows[i], t));
+	printf("\ntargets (vs memset, this run):\n");
+	for (i = 0; i < ntargets; i++)
+		printf("  %-6s %-62s %s\n", targets[i].met ? "met" : "MISSED", targets[i].what,
+		       targets[i].figure);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json(struct row *rows, int nrows, int iterations, long idle_kib)
+{
+	int i, t;
+
+	printf("{\"iterations\": %d, \"map_bytes\": %lu, \"idle_rss_kib\": %ld, \"rows\": [",
+	       iterations, MAP_BYTES, idle_kib);
+	for (i = 0; i < nrows; i++)
+		for (t = 0; t < NTOUCH; t++) {
+			printf("%s\n  {\"row\": ", i || t ? "," : "");
+			json_string(rows[i].name);
+			printf(", \"touch\": \"%s\", \"median_us\": %.1f, \"max_rss_kib\": %ld, "
+			       "\"added_rss_kib\": %ld, \"vs_memset_pct\": %.1f}",
+			       touch_names[t], rows[i].median[t], rows[i].max_rss_kib[t],
+			       rows[i].max_added_kib[t], saved_pct(&rows[0], &rows[i], t));
+		}
+	printf("\n], \"targets\": [");
+	for (i = 0; i < ntargets; i++) {
+		printf("%s\n  {\"target\": ", i ? "," : "");
+		json_string(targets[i].what);
+		printf(", \"met\": %s, \"figure\": ", targets[i].met ? "true" : "false");
+		json_string(targets[i].figure);
+		printf("}");
+	}
+	printf("\n]}\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mmkit bench refpage [--json] [--iterations N]  (default N %d)\n",
+		DEFAULT_ITERATIONS);
+}
+
+static void add_backend(struct row *rows, int *nrows, unsigned int flag, const char *name,
+			int pinned)
+{
+	static const unsigned char pattern = 0xaa;
+	struct mmkit_refpage *rp;
+	char why[MMKIT_REASON_MAX];
+	int ret;
+
+	if (mmkit_refpage_backend_available(flag, why, sizeof(why))) {
+		fprintf(stderr, "bench-refpage: backend %s skipped: %s\n", name, why);
+		return;
+	}
+	ret = mmkit_refpage_create(&rp, &pattern, 1, flag);
+	if (ret)
+		die("mmkit_refpage_create", -ret);
+	rows[*nrows] = (struct row){ .kind = ROW_REFPAGE, .rp = rp, .pinned = pinned };
+	rows[(*nrows)++].name = pinned ? "uffd (pinned)" : name;
+}
+
+int main(int argc, char **argv)
+{
+	struct row rows[9] = {
+		{ .name = "memset", .kind = ROW_MEMSET },
+		{ .name = "zero floor", .kind = ROW_ZERO },
+		{ .name = "populate+memset", .kind = ROW_POPULATE },
+	};
+	int nrows = 3, iterations = DEFAULT_ITERATIONS, json = 0, i, t, it;
+	size_t order[9];
+	long idle_kib;
+	unsigned char *p;
+	char *end;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
+			iterations = (int)strtol(argv[++i], &end, 10);
+			if (*end || iterations < 1 || iterations > 1000000) {
+				usage(stderr);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
+	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_KMOD, "kmod", 0);
+	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_MEMFD, "memfd", 0);
+	if (!strcmp(rows[nrows - 1].name, "memfd")) {
+		rows[nrows] = rows[nrows - 1];
+		rows[nrows].name = "memfd+populate";
+		rows[nrows++].populate_hint = 1;
+	}
+	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_UFFD, "uffd", 0);
+	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_UFFD, "uffd", 1);
+	random_pages = malloc(MAP_BYTES / page * sizeof(*random_pages));
+	if (!random_pages)
+		die("malloc", ENOMEM);
+	nrandom = MAP_BYTES / page / 10;
+	for (i = 0; i < nrows; i++)
+		for (t = 0; t < NTOUCH; t++) {
+			rows[i].us[t] = malloc((size_t)iterations * sizeof(double));
+			if (!rows[i].us[t])
+				die("malloc", ENOMEM);
+			/* Resident now, so that filling it does not count as a row's RSS. */
+			memset(rows[i].us[t], 0, (size_t)iterations * sizeof(double));
+		}
+	srand(1);
+	shuffle_random_pages();
+	/* A round to warm up, then what mapping without touching leaves resident. */
+	for (t = 0; t < NTOUCH; t++)
+		for (i = 0; i < nrows; i++)
+			run_once(&rows[i], t, 0);
+	for (i = 0; i < nrows; i++)
+		for (t = 0; t < NTOUCH; t++)
+			rows[i].max_rss_kib[t] = rows[i].max_added_kib[t] = 0;
+	p = map_row(&rows[1]);
+	idle_kib = rss_kib();
+	unmap_row(&rows[1], p);
+	for (it = 0; it < iterations; it++) {
+		shuffle_random_pages();
+		/*
+		 * Rows in a new random order each time: a row run right after
+		 * its twin (uffd pinned after uffd) would find the same code
+		 * paths warm, which at 4 KiB is a third of the time.
+		 */
+		for (t = 0; t < NTOUCH; t++) {
+			shuffle(order, (size_t)nrows);
+			for (i = 0; i < nrows; i++)
+				run_once(&rows[order[i]], t, it);
+		}
+	}
+	for (i = 0; i < nrows; i++)
+		for (t = 0; t < NTOUCH; t++)
+			rows[i].median[t] = median(rows[i].us[t], iterations);
+	check_targets(rows, nrows, idle_kib);
+	if (json)
+		print_json(rows, nrows, iterations, idle_kib);
+	else
+		print_text(rows, nrows, iterations, idle_kib);
+	for (i = 0; i < nrows; i++) {
+		for (t = 0; t < NTOUCH; t++)
+			free(rows[i].us[t]);
+		/* The populate row shares the memfd row's object. */
+		if (!rows[i].populate_hint)
+			mmkit_refpage_destroy(rows[i].rp);
+	}
+	free(random_pages);
+	return 0;
+}

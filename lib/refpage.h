@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * Reference pages, shared by the front end (refpage.c) and its backends
+ * (refpage-memfd.c, refpage-uffd.c).  Not installed.
+ */
+#ifndef MMKIT_REFPAGE_H
+#define MMKIT_REFPAGE_H
+
+#include <pthread.h>
+
+#include "internal.h"
+
+struct mmkit_refpage;
+
+struct refpage_backend {
+	const char *name;
+	unsigned int flag;		/* MMKIT_REFPAGE_BACKEND_* */
+	unsigned int contract;		/* MMKIT_REFPAGE_ITEM() mask */
+	/* 0 if usable by this process, else -errno and why into @why. */
+	int (*available)(char *why, size_t len);
+	int (*create)(struct mmkit_refpage *rp);
+	void (*destroy)(struct mmkit_refpage *rp);
+	int (*map)(struct mmkit_refpage *rp, size_t len, int prot, void **addr);
+	/* The range is page aligned, private, anonymous and fully mapped. */
+	int (*attach)(struct mmkit_refpage *rp, void *addr, size_t len);
+	int (*unmap)(struct mmkit_refpage *rp, void *addr, size_t len);
+	/*
+	 * After mmkit_refpage_remap() moved [from, from + len) to @to: make
+	 * the moved pieces serve the pattern again and forget @from.
+	 */
+	int (*rebind)(struct mmkit_refpage *rp, void *from, void *to, size_t len);
+};
+
+struct mmkit_refpage {
+	const struct refpage_backend *backend;
+	/* One page of the repeated pattern. */
+	unsigned char *page;
+	/* memfd: the pattern file, its size (the chunk), and who grows it. */
+	int fd;
+	size_t chunk;
+	pthread_mutex_t lock;
+	/* uffd: the pattern repeated over the largest batch, for UFFDIO_COPY. */
+	unsigned char *batch_src;
+};
+
+extern const struct refpage_backend refpage__memfd;
+extern const struct refpage_backend refpage__uffd;
+
+/* A page-aligned piece of one mapping, with its protection. */
+struct refpage_piece {
+	uintptr_t start;
+	uintptr_t end;
+	int prot;
+};
+
+typedef int (*refpage_piece_fn)(struct mmkit_refpage *rp, const struct refpage_piece *piece,
+				void *arg);
+
+/*
+ * Calls @fn for each mapping's share of [addr, addr + len), in order.
+ * -ENOMEM if part of the range is unmapped; -EINVAL if a piece is not
+ * private anonymous memory when @anon_only.
+ */
+int refpage__for_each_piece(struct mmkit_refpage *rp, void *addr, size_t len,
+			    int anon_only, refpage_piece_fn fn, void *arg);
+/* Calls @fn for each run of pages of @piece that are present or swapped out. */
+int refpage__for_each_present_run(struct mmkit_refpage *rp, const struct refpage_piece *piece,
+				  refpage_piece_fn fn, void *arg);
+/*
+ * Moves each mapping of [from, from + len) to its place in [to, to + len)
+ * with mremap(2), replacing what is there.  @done: how far it got.
+ */
+int refpage__move(struct mmkit_refpage *rp, void *from, size_t len, void *to, uintptr_t *done);
+
+#endif /* MMKIT_REFPAGE_H */

@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * Reference pages: the ten contract items of mmkit_refpage(3) on every
+ * backend available here, as root and as nobody, plus backend selection.
+ * A backend that does not keep an item must fail it the documented way:
+ * uffd's system calls on untouched pages return EFAULT (item 8).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "mmkit.h"
+#include "harness.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
+#define NTHREADS	8
+#define NPAGES		64
+
+static size_t page;
+static const unsigned char pattern[16] = {
+	0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04,
+	0xa5, 0x5a, 0x00, 0xff, 0x10, 0x20, 0x30, 0x40,
+};
+
+/* 1 if every byte of [p, p + len) is the pattern of size @psz, repeating from each page. */
+static int is_pattern(const unsigned char *p, size_t len, size_t psz)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern[((uintptr_t)p + i) % psz])
+			return 0;
+	return 1;
+}
+
+static struct mmkit_refpage *create(unsigned int flag, size_t psz)
+{
+	struct mmkit_refpage *rp;
+	int ret = mmkit_refpage_create(&rp, pattern, psz, flag);
+
+	if (ret)
+		T_FAIL("mmkit_refpage_create: %s", strerror(-ret));
+	return rp;
+}
+
+static unsigned char *map(struct mmkit_refpage *rp, size_t len, int prot)
+{
+	void *p;
+	int ret = mmkit_refpage_map(rp, len, prot, &p);
+
+	if (ret)
+		T_FAIL("mmkit_refpage_map(%zu): %s", len, strerror(-ret));
+	return p;
+}
+
+static int count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		T_FAIL("opendir %s: %s", path, strerror(errno));
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Lines of /proc/self/maps, and how many name the pattern memfd. */
+static int count_maps(int *memfd_lines)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		T_FAIL("/proc/self/maps: %s", strerror(errno));
+	*memfd_lines = 0;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		*memfd_lines += !!strstr(line, "mmkit-refpage");
+	}
+	fclose(f);
+	return n;
+}
+
+static int is_mapped(const void *p, size_t len)
+{
+	unsigned char vec[NPAGES];
+
+	T_ASSERT(len / page <= NPAGES);
+	return !mincore((void *)p, len, vec);
+}
+
+/* Items 1 and 2, for each pattern size. */
+static void item_1_2(unsigned int flag)
+{
+	size_t sizes[] = { 1, 2, 4, 8, 16 }, i, pg;
+	struct mmkit_refpage *rp;
+	unsigned char *p, big[4096];
+
+	T_CASE("1: never-written pages read as the pattern; 2: copy on first write");
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		rp = create(flag, sizes[i]);
+		p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+		T_ASSERT(is_pattern(p, NPAGES * page, sizes[i]));
+		for (pg = 0; pg < NPAGES; pg += 3)
+			p[pg * page + pg] = 0x77;
+		for (pg = 0; pg < NPAGES; pg++) {
+			if (pg % 3 == 0) {
+				T_EQ(p[pg * page + pg], 0x77);
+				p[pg * page + pg] = pattern[pg % sizes[i]];
+			}
+		}
+		T_ASSERT(is_pattern(p, NPAGES * page, sizes[i]));
+		T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
+		mmkit_refpage_destroy(rp);
+	}
+	/* A whole page of pattern, where every byte may differ. */
+	for (i = 0; i < sizeof(big) && i < page; i++)
+		big[i] = (unsigned char)(i * 7 + 3);
+	T_EQ(mmkit_refpage_create(&rp, big, page <= sizeof(big) ? page : sizeof(big), flag), 0);
+	p = map(rp, 3 * page + 1, PROT_READ | PROT_WRITE);
+	for (pg = 0; pg < 4; pg++)
+		T_EQ(memcmp(p + pg * page, big, page <= sizeof(big) ? page : sizeof(big)), 0);
+	T_EQ(mmkit_refpage_unmap(rp, p, 3 * page + 1), 0);
+	mmkit_refpage_destroy(rp);
+}
+
+static void item_3(unsigned int flag)
+{
+	struct mmkit_refpage *rp = create(flag, 16);
+	unsigned char *p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+
+	T_CASE("3: MADV_DONTNEED makes a range read as the pattern again");
+	memset(p, 0x11, NPAGES * page);
+	T_EQ(madvise(p + page, 10 * page, MADV_DONTNEED), 0);
+	T_EQ(p[0], 0x11);
+	T_ASSERT(is_pattern(p + page, 10 * page, 16));
+	T_EQ(p[11 * page], 0x11);
+	p[page + 5] = 0x22;
+	T_EQ(p[page + 5], 0x22);
+	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+
+static unsigned char *fork_p;
+
+static void fork_child(void *arg)
+{
+	(void)arg;
+	if (fork_p[0] != 0x33 || !is_pattern(fork_p + page, page, 16))
+		_exit(2);
+	fork_p[2 * page + 1] = 0x44;
+	if (fork_p[2 * page + 1] != 0x44 || fork_p[2 * page] != pattern[0])
+		_exit(3);
+	if (!is_pattern(fork_p + 3 * page, (NPAGES - 3) * page, 16))
+		_exit(4);
+}
+
+static void item_4(unsigned int flag)
+{
+	struct mmkit_refpage *rp = create(flag, 16);
+	int status;
+
+	T_CASE("4: a fork child sees written data and the pattern, not zeros");
+	fork_p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+	fork_p[0] = 0x33;
+	status = t_in_child(fork_child, NULL);
+	T_CHILD_OK(status);
+	T_ASSERT(is_pattern(fork_p + 2 * page, page, 16));
+	T_EQ(mmkit_refpage_unmap(rp, fork_p, NPAGES * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+
+struct thread_arg {
+	unsigned char *p;
+	int id;
+	int bad;
+};
+
+static void *toucher(void *v)
+{
+	struct thread_arg *a = v;
+	size_t pg, i, off = (size_t)a->id * 8;
+	int t;
+
+	for (i = 0; i < NPAGES; i++) {
+		/* Each thread its own order, so that first touches collide. */
+		pg = (i * 7 + (size_t)a->id * 13) % NPAGES;
+		if (pg % NTHREADS == (size_t)a->id) {
+			/* A page only this thread writes. */
+			a->p[pg * page + 100] = (unsigned char)(0x80 + a->id);
+		} else if (pg % 2) {
+			/* A page every thread writes, each at its own offset. */
+			a->p[pg * page + off] = (unsigned char)(0x80 + a->id);
+			if (a->p[pg * page + off] != 0x80 + a->id)
+				a->bad = 1;
+		}
+		for (t = 0; t < NTHREADS; t++) {
+			unsigned char c = a->p[pg * page + (size_t)t * 8];
+
+			if (c != pattern[((size_t)t * 8) % 16] && c != 0x80 + t)
+				a->bad = 1;
+		}
+	}
+	return NULL;
+}
+
+static void item_5(unsigned int flag)
+{
+	struct mmkit_refpage *rp = create(flag, 16);
+	struct thread_arg args[NTHREADS];
+	pthread_t th[NTHREADS];
+	unsigned char *p;
+	int round, t;
+	size_t pg;
+
+	T_CASE("5: threads touching the same and different fresh pages");
+	for (round = 0; round < 20; round++) {
+		p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+		for (t = 0; t < NTHREADS; t++) {
+			args[t] = (struct thread_arg){ p, t, 0 };
+			T_EQ(pthread_create(&th[t], NULL, toucher, &args[t]), 0);
+		}
+		for (t = 0; t < NTHREADS; t++) {
+			T_EQ(pthread_join(th[t], NULL), 0);
+			T_EQ(args[t].bad, 0);
+		}
+		for (pg = 0; pg < NPAGES; pg++) {
+			T_EQ(p[pg * page + 100], 0x80 + (int)(pg % NTHREADS));
+			for (t = 0; t < NTHREADS; t++) {
+				if (pg % 2 && (size_t)t != pg % NTHREADS)
+					T_EQ(p[pg * page + (size_t)t * 8], 0x80 + t);
+				else
+					T_EQ(p[pg * page + (size_t)t * 8], pattern[((size_t)t * 8) % 16]);
+			}
+		}
+		T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
+	}
+	mmkit_refpage_destroy(rp);
+}
+
+static void item_6(unsigned int flag)
+{
+	int fds, tasks, maps, memfd, maps_after, i;
+	struct mmkit_refpage *rp;
+	unsigned char *p, *q;
+
+	T_CASE("6: partial and full unmap, destroy: no fd, thread or mapping left");
+	/* Warm up what the first object sets up once (the memfd flag check). */
+	rp = create(flag, 16);
+	mmkit_refpage_destroy(rp);
+	fds = count_dir("/proc/self/fd");
+	tasks = count_dir("/proc/self/task");
+	maps = count_maps(&memfd);
+	T_EQ(memfd, 0);
+	for (i = 0; i < 50; i++) {
+		rp = create(flag, 16);
+		p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+		p[0] = 1;
+		/* Unmap the middle, then reuse it with a plain mapping. */
+		T_EQ(mmkit_refpage_unmap(rp, p + 8 * page, 8 * page), 0);
+		T_ASSERT(!is_mapped(p + 8 * page, 8 * page));
+		q = mmap(p + 8 * page, 8 * page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		T_ASSERT(q == p + 8 * page);
+		T_EQ(q[0], 0);
+		q[1] = 5;
+		T_EQ(q[1], 5);
+		T_EQ(q[page * 7], 0);
+		T_EQ(p[0], 1);
+		T_ASSERT(is_pattern(p + page, 7 * page, 16));
+		T_ASSERT(is_pattern(p + 16 * page, 16 * page, 16));
+		T_EQ(munmap(q, 8 * page), 0);
+		T_EQ(mmkit_refpage_unmap(rp, p, 8 * page), 0);
+		T_EQ(mmkit_refpage_unmap(rp, p + 16 * page, (NPAGES - 16) * page), 0);
+		T_ASSERT(!is_mapped(p, NPAGES * page));
+		/* The whole range reused: untouched pages are zeros again. */
+		q = mmap(p, NPAGES * page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		T_ASSERT(q == p);
+		T_EQ(q[0] + q[5 * page] + q[40 * page], 0);
+		T_EQ(munmap(q, NPAGES * page), 0);
+		mmkit_refpage_destroy(rp);
+	}
+	T_EQ(count_dir("/proc/self/fd"), fds);
+	T_EQ(count_dir("/proc/self/task"), tasks);
+	maps_after = count_maps(&memfd);
+	T_EQ(memfd, 0);
+	/* The allocator of an ASan build may add a mapping or two of its own. */
+	T_ASSERT(maps_after <= maps + 2);
+}
+
+static void item_7(unsigned int flag, int memfd)
+{
+	struct mmkit_refpage *rp = create(flag, 16);
+	unsigned char *p, *q;
+	void *moved;
+
+	T_CASE("7: mprotect round trips; mmkit_refpage_remap; raw mremap as documented");
+	p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+	p[0] = 9;
+	T_EQ(mprotect(p, NPAGES * page, PROT_READ), 0);
+	T_EQ(p[0], 9);
+	T_ASSERT(is_pattern(p + page, 4 * page, 16));
+	T_EQ(mprotect(p, NPAGES * page, PROT_NONE), 0);
+	T_EQ(mprotect(p + 2 * page, 4 * page, PROT_READ | PROT_WRITE), 0);
+	p[3 * page] = 8;
+	T_EQ(mprotect(p, NPAGES * page, PROT_READ | PROT_WRITE), 0);
+	T_EQ(p[0], 9);
+	T_EQ(p[3 * page], 8);
+	T_ASSERT(is_pattern(p + 6 * page, 10 * page, 16));
+	p[20 * page] = 7;
+
+	/* Grow: data moves, old and new untouched pages read as the pattern. */
+	T_EQ(mmkit_refpage_remap(rp, p, NPAGES * page, 2 * NPAGES * page, &moved), 0);
+	q = moved;
+	T_EQ(q[0], 9);
+	T_EQ(q[3 * page], 8);
+	T_EQ(q[20 * page], 7);
+	T_ASSERT(is_pattern(q + 21 * page, (2 * NPAGES - 21) * page, 16));
+	q[100 * page] = 6;
+	T_EQ(q[100 * page], 6);
+	/* Shrink. */
+	T_EQ(mmkit_refpage_remap(rp, q, 2 * NPAGES * page, 8 * page, &moved), 0);
+	p = moved;
+	T_EQ(p[0], 9);
+	T_EQ(p[3 * page], 8);
+	T_ASSERT(is_pattern(p + 4 * page, 4 * page, 16));
+	T_EQ(mmkit_refpage_unmap(rp, p, 8 * page), 0);
+
+	/*
+	 * Raw mremap(2) of a memfd range inside one chunk works; a uffd
+	 * range loses its registration, so moved untouched pages read zeros.
+	 */
+	p = map(rp, 4 * page, PROT_READ | PROT_WRITE);
+	p[0] = 5;
+	q = mmap(NULL, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(q != MAP_FAILED);
+	q = mremap(p, 4 * page, 4 * page, MREMAP_MAYMOVE | MREMAP_FIXED, q);
+	T_ASSERT(q != MAP_FAILED);
+	T_EQ(q[0], 5);
+	if (memfd)
+		T_ASSERT(is_pattern(q + page, 3 * page, 16));
+	else
+		T_EQ(q[page] | q[2 * page + 17], 0);
+	T_EQ(mmkit_refpage_unmap(rp, q, 4 * page), 0);
+	if (memfd) {
+		/*
+		 * 3 MiB is two chunks, two VMAs: Linux 6.17 and later move
+		 * them at once, older kernels refuse with EFAULT.
+		 */
+		p = map(rp, 3 << 20, PROT_READ | PROT_WRITE);
+		p[(2 << 20) + 1] = 4;
+		q = mremap(p, 3 << 20, 3 << 20, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED) {
+			T_EQ(errno, EFAULT);
+			q = p;
+		}
+		T_EQ(q[(2 << 20) + 1], 4);
+		q[(2 << 20) + 1] = pattern[1];
+		T_ASSERT(is_pattern(q, 3 << 20, 16));
+		T_EQ(mmkit_refpage_remap(rp, q, 3 << 20, 3 << 20, &moved), 0);
+		T_ASSERT(is_pattern(moved, 3 << 20, 16));
+		T_EQ(mmkit_refpage_unmap(rp, moved, 3 << 20), 0);
+	}
+	mmkit_refpage_destroy(rp);
+}
+
+/* Fills a file with @len bytes of 0x5c and returns it open, unlinked. */
+static int tmpfile_of(size_t len)
+{
+	char name[] = "/tmp/mmkit-refpage-XXXXXX";
+	unsigned char *buf = malloc(len);
+	int fd = mkstemp(name);
+
+	T_ASSERT(buf && fd >= 0);
+	unlink(name);
+	memset(buf, 0x5c, len);
+	T_EQ(write(fd, buf, len), (ssize_t)len);
+	free(buf);
+	return fd;
+}
+
+static void item_8(unsigned int flag, int keeps)
+{
+	struct mmkit_refpage *rp = create(flag, 16);
+	unsigned char *p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+	unsigned char out[64];
+	int pipefd[2], sv[2], fd;
+	size_t i;
+	ssize_t n;
+
+	if (keeps)
+		T_CASE("8: read(2), write(2), pread(2), recv(2) on untouched pages work");
+	else
+		T_CASE("8: not kept: system calls on untouched pages fail with EFAULT");
+	T_EQ(pipe(pipefd), 0);
+	/* write(2) from an untouched page: the kernel reads it. */
+	n = write(pipefd[1], p, 64);
+	if (keeps) {
+		T_EQ(n, 64);
+		T_EQ(read(pipefd[0], out, 64), 64);
+		for (i = 0; i < 64; i++)
+			T_EQ(out[i], pattern[i % 16]);
+	} else {
+		T_ASSERT(n == -1 && errno == EFAULT);
+	}
+	/* read(2) into an untouched page: the kernel writes it. */
+	T_EQ(write(pipefd[1], "abcd", 4), 4);
+	n = read(pipefd[0], p + 2 * page + 10, 4);
+	if (keeps) {
+		T_EQ(n, 4);
+		T_EQ(memcmp(p + 2 * page + 10, "abcd", 4), 0);
+		T_ASSERT(is_pattern(p + 2 * page, 10, 16));
+		T_ASSERT(is_pattern(p + 2 * page + 16, page - 16, 16));
+	} else {
+		T_ASSERT(n == -1 && errno == EFAULT);
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+
+	/* pread(2) into a buffer spanning fresh pages. */
+	fd = tmpfile_of(3 * page);
+	n = pread(fd, p + 4 * page + page / 2, 2 * page, 0);
+	if (keeps) {
+		T_EQ(n, (ssize_t)(2 * page));
+		T_ASSERT(is_pattern(p + 4 * page, page / 2, 16));
+		T_EQ(p[4 * page + page / 2], 0x5c);
+		T_EQ(p[6 * page + page / 2 - 1], 0x5c);
+		T_ASSERT(is_pattern(p + 6 * page + page / 2, page / 2, 16));
+	} else {
+		T_ASSERT(n == -1 && errno == EFAULT);
+	}
+	close(fd);
+
+	/* recv(2) into fresh pages. */
+	T_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	T_EQ(send(sv[0], "xyz", 3, 0), 3);
+	n = recv(sv[1], p + 10 * page - 1, 3, 0);
+	if (keeps) {
+		T_EQ(n, 3);
+		T_EQ(memcmp(p + 10 * page - 1, "xyz", 3), 0);
+		T_ASSERT(is_pattern(p + 10 * page + 2, page - 2, 16));
+	} else {
+		T_ASSERT(n == -1 && errno == EFAULT);
+		/* Once the program has touched the pages, the kernel can use them. */
+		p[10 * page - 1] = 0;
+		p[10 * page] = 0;
+		T_EQ(recv(sv[1], p + 10 * page - 1, 3, 0), 3);
+		T_EQ(memcmp(p + 10 * page - 1, "xyz", 3), 0);
+	}
+	close(sv[0]);
+	close(sv[1]);
+
+	/* MADV_POPULATE_WRITE faults pages in from the kernel too. */
+	n = madvise(p + 20 * page, 8 * page, MADV_POPULATE_WRITE);
+	if (keeps) {
+		T_EQ(n, 0);
+		T_ASSERT(is_pattern(p + 20 * page, 8 * page, 16));
+	} else {
+		T_ASSERT(n == -1 && errno == EFAULT);
+	}
+	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+
+static void item_9(unsigned int flag)
+{
+	struct mmkit_refpage *rp;
+	void *addr;
+	unsigned char *anon, *shared, *file;
+	int fd;
+
+	T_CASE("9: bad input gives -EINVAL (or -ENOMEM for unmapped memory)");
+	T_EQ(mmkit_refpage_create(NULL, pattern, 16, flag), -EINVAL);
+	T_EQ(mmkit_refpage_create(&rp, NULL, 16, flag), -EINVAL);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 0, flag), -EINVAL);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 3, flag), -EINVAL);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 12, flag), -EINVAL);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 2 * page, flag), -EINVAL);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 16, flag | 0x100), -EINVAL);
+	rp = create(flag, 16);
+	T_EQ(mmkit_refpage_map(NULL, page, PROT_READ, &addr), -EINVAL);
+	T_EQ(mmkit_refpage_map(rp, page, PROT_READ, NULL), -EINVAL);
+	T_EQ(mmkit_refpage_map(rp, 0, PROT_READ, &addr), -EINVAL);
+	T_EQ(mmkit_refpage_map(rp, SIZE_MAX, PROT_READ, &addr), -EINVAL);
+	T_EQ(mmkit_refpage_map(rp, SIZE_MAX / 2, PROT_READ, &addr), -ENOMEM);
+	T_EQ(mmkit_refpage_map(rp, page, PROT_READ | PROT_EXEC, &addr), -EINVAL);
+	T_EQ(mmkit_refpage_map(rp, page, 0x100, &addr), -EINVAL);
+
+	anon = mmap(NULL, 5 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(anon != MAP_FAILED);
+	T_EQ(munmap(anon + 4 * page, page), 0);
+	shared = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	fd = tmpfile_of(4 * page);
+	file = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	T_ASSERT(anon != MAP_FAILED && shared != MAP_FAILED && file != MAP_FAILED);
+	T_EQ(mmkit_refpage_attach(NULL, anon, page), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, NULL, page), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, anon + 1, page), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, anon, 0), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, anon, SIZE_MAX), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, shared, 4 * page), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, file, 4 * page), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, anon, 5 * page), -ENOMEM);
+	T_EQ(munmap(anon + 2 * page, page), 0);
+	T_EQ(mmkit_refpage_attach(rp, anon, 4 * page), -ENOMEM);
+	/* Nothing was changed by the refusals. */
+	T_EQ(anon[0] | shared[0], 0);
+	T_EQ(file[0], 0x5c);
+	T_EQ(mmkit_refpage_unmap(NULL, anon, page), -EINVAL);
+	T_EQ(mmkit_refpage_unmap(rp, NULL, page), -EINVAL);
+	T_EQ(mmkit_refpage_remap(rp, NULL, page, page, &addr), -EINVAL);
+	T_EQ(mmkit_refpage_unmap(rp, anon + 1, page), -EINVAL);
+	T_EQ(mmkit_refpage_unmap(rp, anon, 0), -EINVAL);
+	T_EQ(mmkit_refpage_unmap(rp, anon, SIZE_MAX), -EINVAL);
+	T_EQ(mmkit_refpage_remap(rp, anon + 1, page, page, &addr), -EINVAL);
+	T_EQ(mmkit_refpage_remap(rp, anon, page, 0, &addr), -EINVAL);
+	T_EQ(mmkit_refpage_remap(rp, anon, page, page, NULL), -EINVAL);
+	T_EQ(mmkit_refpage_remap(rp, anon, 4 * page, page, &addr), -ENOMEM);
+	T_ASSERT(mmkit_refpage_backend(NULL) == NULL);
+	T_EQ(mmkit_refpage_contract(NULL), 0);
+	mmkit_refpage_destroy(NULL);
+	munmap(anon, 4 * page);
+	munmap(shared, 4 * page);
+	munmap(file, 4 * page);
+	close(fd);
+	mmkit_refpage_destroy(rp);
+}
+
+static sigjmp_buf chain_jmp;
+static volatile sig_atomic_t chained;
+
+static void previous_handler(int sig)
+{
+	(void)sig;
+	chained = 1;
+	siglongjmp(chain_jmp, 1);
+}
+
+/* A SIGBUS that is not a reference-page fault reaches the handler installed before. */
+static void chain_case(unsigned int flag)
+{
+	struct sigaction sa = { .sa_handler = previous_handler }, old;
+	struct mmkit_refpage *rp;
+	volatile unsigned char *beyond;
+	unsigned char *p;
+	int fd = tmpfile_of(page);
+
+	T_CASE("SIGBUS outside reference pages goes to the previous handler");
+	T_EQ(sigaction(SIGBUS, &sa, &old), 0);
+	rp = create(flag, 16);
+	p = map(rp, 4 * page, PROT_READ | PROT_WRITE);
+	beyond = mmap(NULL, 2 * page, PROT_READ, MAP_PRIVATE, fd, 0);
+	T_ASSERT(beyond != MAP_FAILED);
+	if (!sigsetjmp(chain_jmp, 1))
+		(void)beyond[page];
+	T_EQ(chained, 1);
+	T_ASSERT(is_pattern(p, 4 * page, 16));
+	munmap((void *)beyond, 2 * page);
+	close(fd);
+	T_EQ(mmkit_refpage_unmap(rp, p, 4 * page), 0);
+	mmkit_refpage_destroy(rp);
+	T_EQ(sigaction(SIGBUS, &old, NULL), 0);
+}
+
+/* attach: present pages keep their data, the others read as the pattern. */
+static void attach_cases(unsigned int flag)
+{
+	struct mmkit_refpage *rp = create(flag, 16);
+	unsigned char *p;
+	size_t pg;
+
+	T_CASE("attach: present pages kept, absent ones read as the pattern");
+	p = mmap(NULL, NPAGES * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(p != MAP_FAILED);
+	for (pg = 0; pg < NPAGES; pg += 5)
+		memset(p + pg * page, (int)pg + 1, page);
+	T_EQ(mmkit_refpage_attach(rp, p, NPAGES * page), 0);
+	for (pg = 0; pg < NPAGES; pg++) {
+		if (pg % 5 == 0) {
+			T_EQ(p[pg * page], pg + 1);
+			T_EQ(p[pg * page + page - 1], pg + 1);
+		} else {
+			T_ASSERT(is_pattern(p + pg * page, page, 16));
+		}
+	}
+	p[page + 3] = 0xee;
+	T_EQ(p[page + 3], 0xee);
+	T_EQ(madvise(p, NPAGES * page, MADV_DONTNEED), 0);
+	T_ASSERT(is_pattern(p, NPAGES * page, 16));
+	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
+
+	/* An allocator's reservation: PROT_NONE, then opened up in part. */
+	p = mmap(NULL, NPAGES * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	T_ASSERT(p != MAP_FAILED);
+	T_EQ(mprotect(p, 16 * page, PROT_READ | PROT_WRITE), 0);
+	T_EQ(mmkit_refpage_attach(rp, p, NPAGES * page), 0);
+	T_ASSERT(is_pattern(p, 16 * page, 16));
+	T_EQ(mprotect(p + 16 * page, 16 * page, PROT_READ), 0);
+	T_ASSERT(is_pattern(p + 16 * page, 16 * page, 16));
+	p[0] = 1;
+	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+
+static void suite(void *arg)
+{
+	unsigned int flag = *(unsigned int *)arg;
+	struct mmkit_refpage *rp = create(flag, 16);
+	unsigned int contract = mmkit_refpage_contract(rp);
+	int memfd = !strcmp(mmkit_refpage_backend(rp), "memfd");
+
+	mmkit_refpage_destroy(rp);
+	item_1_2(flag);
+	item_3(flag);
+	item_4(flag);
+	item_5(flag);
+	item_6(flag);
+	item_7(flag, memfd);
+	item_8(flag, !!(contract & MMKIT_REFPAGE_ITEM(8)));
+	item_9(flag);
+	attach_cases(flag);
+	chain_case(flag);
+	fflush(stdout);
+}
+
+static void suite_as_nobody(void *arg)
+{
+	t_become_nobody();
+	T_CASE("10: the same, as uid 65534 (no capabilities)");
+	suite(arg);
+}
+
+static void selection(void)
+{
+	struct mmkit_features f;
+	struct mmkit_refpage *rp;
+	char why[MMKIT_REASON_MAX];
+	int ret;
+
+	T_CASE("selection: default, flags, MMKIT_REFPAGE_BACKEND, kmod seam, probe");
+	unsetenv("MMKIT_REFPAGE_BACKEND");
+	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
+	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "memfd"));
+	T_EQ(mmkit_refpage_contract(rp), MMKIT_REFPAGE_FULL_CONTRACT);
+	mmkit_refpage_destroy(rp);
+
+	T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_MEMFD |
+				  MMKIT_REFPAGE_BACKEND_UFFD), -EINVAL);
+	T_EQ(mmkit_refpage_backend_available(0, why, sizeof(why)), -EINVAL);
+	T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_MEMFD, why, sizeof(why)), 0);
+
+	/* No refpage.ko here: forcing kmod fails and says why. */
+	if (access("/dev/refpage", F_OK)) {
+		T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_KMOD), -ENODEV);
+		T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_KMOD, why, sizeof(why)),
+		     -ENODEV);
+		T_ASSERT(!strcmp(why, "/dev/refpage absent: load refpage.ko"));
+		setenv("MMKIT_REFPAGE_BACKEND", "kmod", 1);
+		T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), -ENODEV);
+	}
+	setenv("MMKIT_REFPAGE_BACKEND", "bogus", 1);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), -EINVAL);
+	setenv("MMKIT_REFPAGE_BACKEND", "memfd", 1);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
+	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "memfd"));
+	mmkit_refpage_destroy(rp);
+	ret = mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_UFFD, why, sizeof(why));
+	setenv("MMKIT_REFPAGE_BACKEND", "uffd", 1);
+	if (!ret) {
+		T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
+		T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "uffd"));
+		T_EQ(mmkit_refpage_contract(rp),
+		     MMKIT_REFPAGE_FULL_CONTRACT & ~MMKIT_REFPAGE_ITEM(8));
+		mmkit_refpage_destroy(rp);
+		/* Flags win over the environment. */
+		T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_MEMFD), 0);
+		T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "memfd"));
+		mmkit_refpage_destroy(rp);
+	} else {
+		T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), ret);
+	}
+	unsetenv("MMKIT_REFPAGE_BACKEND");
+
+	T_EQ(mmkit_probe(&f), 0);
+	T_EQ(f.feature[MMKIT_FEATURE_REFPAGE].status, MMKIT_STATUS_FALLBACK);
+	T_ASSERT(!strcmp(f.feature[MMKIT_FEATURE_REFPAGE].backend, "memfd"));
+	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason, "memfd keeps items 1-10"));
+	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason, "kmod: "));
+	printf("    probe: %s\n", f.feature[MMKIT_FEATURE_REFPAGE].reason);
+}
+
+/*
+ * An older kernel, played by seccomp: memfd_create refuses MFD_NOEXEC_SEAL
+ * (before 6.3) and userfaultfd refuses UFFD_USER_MODE_ONLY (before 5.11)
+ * and says EPERM otherwise, as to an unprivileged user.
+ */
+static void old_kernel(void *arg)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_memfd_create, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x8 /* MFD_NOEXEC_SEAL */, 0, 6),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_userfaultfd, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1 /* UFFD_USER_MODE_ONLY */, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	char why[MMKIT_REASON_MAX];
+	struct mmkit_refpage *rp;
+	unsigned char *p;
+	int i;
+
+	(void)arg;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		T_FAIL("seccomp: %s", strerror(errno));
+	/* memfd falls back to a memfd without the seal, and keeps doing so. */
+	for (i = 0; i < 2; i++) {
+		rp = create(MMKIT_REFPAGE_BACKEND_MEMFD, 16);
+		p = map(rp, 4 * page, PROT_READ | PROT_WRITE);
+		T_ASSERT(is_pattern(p, 4 * page, 16));
+		T_EQ(mmkit_refpage_unmap(rp, p, 4 * page), 0);
+		mmkit_refpage_destroy(rp);
+	}
+	/* Forcing uffd fails and says why. */
+	T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_UFFD, why, sizeof(why)), -EPERM);
+	T_ASSERT(strstr(why, "EPERM"));
+	T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_UFFD), -EPERM);
+	setenv("MMKIT_REFPAGE_BACKEND", "uffd", 1);
+	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), -EPERM);
+	printf("    old kernel: memfd without MFD_NOEXEC_SEAL works; uffd: %s\n", why);
+	fflush(stdout);
+}
+
+/* 6.18 lets uid 65534 open userfaultfd with UFFD_USER_MODE_ONLY despite the sysctl. */
+static void uffd_as_nobody(void *arg)
+{
+	char why[MMKIT_REASON_MAX];
+
+	(void)arg;
+	t_become_nobody();
+	if (mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_UFFD, why, sizeof(why)))
+		printf("    uffd as nobody: %s\n", why);
+	else
+		printf("    uffd as nobody: available (UFFD_USER_MODE_ONLY)\n");
+	fflush(stdout);
+}
+
+int main(void)
+{
+	static unsigned int flags[] = { MMKIT_REFPAGE_BACKEND_MEMFD, MMKIT_REFPAGE_BACKEND_UFFD };
+	char why[MMKIT_REASON_MAX];
+	int ran = 0, status;
+	size_t i;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	selection();
+	if (t_is_root())
+		T_CHILD_OK(t_in_child(uffd_as_nobody, NULL));
+	T_CHILD_OK(t_in_child(old_kernel, NULL));
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (mmkit_refpage_backend_available(flags[i], why, sizeof(why))) {
+			printf("backend %s: unavailable: %s\n", i ? "uffd" : "memfd", why);
+			continue;
+		}
+		printf("backend %s%s:\n", i ? "uffd" : "memfd", t_is_root() ? ", as root" : "");
+		status = t_in_child(suite, &flags[i]);
+		T_CHILD_OK(status);
+		if (t_is_root()) {
+			printf("backend %s, as nobody:\n", i ? "uffd" : "memfd");
+			status = t_in_child(suite_as_nobody, &flags[i]);
+			T_CHILD_OK(status);
+		}
+		ran++;
+	}
+	if (!ran)
+		T_SKIP("no refpage backend available: %s", why);
+	return T_EXIT_PASS;
+}
