@@ -53,6 +53,7 @@ make_initramfs() {
 	cp "$here/guest-init" "$root/init"
 	cp "$top/tests/run-tests.sh" "$root/mmkit/tests/"
 	cp "$2"/tests/test-* "$root/mmkit/build/tests/"
+	cp "$2/mmkit" "$root/mmkit/build/"
 	[ -z "${4:-}" ] || cp "$4" "$root/mmkit/refpage.ko"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$3"
 	rm -rf "$root"
@@ -62,7 +63,7 @@ make_initramfs() {
 judge() {
 	summary=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -n1)
 	runner=$(grep -a 'mmkit-guest: runner exit' "$1" | tail -n1)
-	bad=$(grep -a -E 'BUG:|WARNING:|Oops:|Call Trace:|Kernel panic' "$1" || true)
+	bad=$(grep -a -E 'BUG:|WARNING:|Oops:|Call Trace:|Kernel panic|mmkit-guest: .*FAILED' "$1" || true)
 	ok=0
 	if [ -z "$summary" ] || [ -z "$runner" ]; then
 		echo "no summary from the guest (panic, hang or timeout): see $1"
@@ -107,7 +108,7 @@ custom_kernel() {
 
 # static_tests DIR: the test binaries built static for an amd64 guest.
 static_tests() {
-	make -s -C "$top" B="$1" LDFLAGS=-static BENCH_SRCS= \
+	make -s -C "$top" B="$1" LDFLAGS=-static BENCH_SRCS= "$1/mmkit" \
 		$(cd "$top" && ls tests/test-*.c | sed "s|^tests/\(.*\)\.c$|$1/tests/\1|")
 }
 
