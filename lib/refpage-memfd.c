@@ -13,6 +13,9 @@
  * once per object, not per mapping: it grows to the largest range asked
  * for, from CHUNK_MIN up to CHUNK_MAX, so that a range up to 64 MiB is a
  * single VMA and 4 TiB of ranges fit in the default vm.max_map_count.
+ *
+ * The kmod backend maps refpage.ko's descriptor with the same code: every
+ * offset of that file is the pattern, so it never grows nor needs chunks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,7 +78,7 @@ static int memfd_create_backend(struct mmkit_refpage *rp)
 	return 0;
 }
 
-static void memfd_destroy(struct mmkit_refpage *rp)
+void refpage__file_destroy(struct mmkit_refpage *rp)
 {
 	/* Live mappings hold their own reference to the file and keep working. */
 	sys_close(rp->fd);
@@ -94,7 +97,7 @@ static size_t chunk_for(size_t len)
 /*
  * Grows the memfd to at least @want bytes of pattern and returns its size
  * in @chunk.  Existing mappings only use offsets below the old size, so
- * growing never disturbs them.
+ * growing never disturbs them.  A kmod file is unlimited already.
  */
 static int memfd_grow(struct mmkit_refpage *rp, size_t want, size_t *chunk)
 {
@@ -124,7 +127,7 @@ out:
 	return ret;
 }
 
-static int memfd_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
+int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
 {
 	size_t chunk, off, n;
 	void *mem, *mapped;
@@ -186,7 +189,7 @@ static int memfd_attach_piece(struct mmkit_refpage *rp, const struct refpage_pie
 	int ret;
 
 	(void)arg;
-	ret = memfd_map(rp, len, PROT_READ | PROT_WRITE, &fresh);
+	ret = refpage__file_map(rp, len, PROT_READ | PROT_WRITE, &fresh);
 	if (ret)
 		return ret;
 	delta = (intptr_t)((uintptr_t)fresh - piece->start);
@@ -204,12 +207,12 @@ static int memfd_attach_piece(struct mmkit_refpage *rp, const struct refpage_pie
 	return ret;
 }
 
-static int memfd_attach(struct mmkit_refpage *rp, void *addr, size_t len)
+int refpage__file_attach(struct mmkit_refpage *rp, void *addr, size_t len)
 {
 	return refpage__for_each_piece(rp, addr, len, 1, memfd_attach_piece, NULL);
 }
 
-static int memfd_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
+int refpage__file_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
 {
 	(void)rp;
 	return sys_munmap(addr, len);
@@ -221,8 +224,8 @@ const struct refpage_backend refpage__memfd = {
 	.contract	= MMKIT_REFPAGE_FULL_CONTRACT,
 	.available	= memfd_available,
 	.create		= memfd_create_backend,
-	.destroy	= memfd_destroy,
-	.map		= memfd_map,
-	.attach		= memfd_attach,
-	.unmap		= memfd_unmap,
+	.destroy	= refpage__file_destroy,
+	.map		= refpage__file_map,
+	.attach		= refpage__file_attach,
+	.unmap		= refpage__file_unmap,
 };

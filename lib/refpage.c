@@ -5,7 +5,8 @@
  * The kernel proposal (refpage_create, 2021) was never merged, so the
  * backends build it from stock parts (struct refpage_backend, refpage.h):
  *
- *   kmod   /dev/refpage from refpage.ko, the real thing (a later issue);
+ *   kmod   /dev/refpage from refpage.ko: the kernel maps one shared page
+ *          on read faults and copies it on write, with no chunks at all;
  *   memfd  a pattern-filled memfd mapped MAP_PRIVATE over the range: the
  *          kernel itself serves every fault, user or kernel mode, so the
  *          whole contract holds, but each chunk is one VMA and each first
@@ -28,38 +29,14 @@
 #include "refpage.h"
 
 #define REFPAGE_ENV		"MMKIT_REFPAGE_BACKEND"
-#define KMOD_DEVICE		"/dev/refpage"
 
 #define PAGEMAP_PRESENT		(1ULL << 63)
 #define PAGEMAP_SWAPPED		(1ULL << 62)
 #define PAGEMAP_BATCH		512
 
-static int kmod_available(char *why, size_t len)
-{
-	if (sys_access(KMOD_DEVICE, F_OK)) {
-		snprintf(why, len, KMOD_DEVICE " absent: load refpage.ko");
-		return -ENODEV;
-	}
-	/* The uapi (kmod/refpage/refpage.h) and this backend's calls come with refpage.ko. */
-	snprintf(why, len, KMOD_DEVICE " present, but this libmmkit has no kmod backend yet");
-	return -ENOSYS;
-}
-
-/*
- * The seam for refpage.ko: REFPAGE_CREATE will return an fd to map
- * MAP_PRIVATE, like the memfd backend's file but without chunks.  Until
- * then availability always fails, so no other operation is reached.
- */
-static const struct refpage_backend refpage_kmod = {
-	.name		= "kmod",
-	.flag		= MMKIT_REFPAGE_BACKEND_KMOD,
-	.contract	= MMKIT_REFPAGE_FULL_CONTRACT,
-	.available	= kmod_available,
-};
-
 /* In order of preference for the default. */
 static const struct refpage_backend *const backends[] = {
-	&refpage_kmod,
+	&refpage__kmod,
 	&refpage__memfd,
 	&refpage__uffd,
 };
@@ -544,7 +521,7 @@ void mmkit__probe_refpage(struct mmkit_feature *f)
 	const struct refpage_backend *be;
 	int ret;
 
-	kmod_available(kmod_why, sizeof(kmod_why));
+	refpage__kmod.available(kmod_why, sizeof(kmod_why));
 	ret = select_backend(0, &be);
 	if (!ret && be == &refpage__uffd) {
 		describe(&refpage__memfd, other, sizeof(other));
@@ -561,7 +538,7 @@ void mmkit__probe_refpage(struct mmkit_feature *f)
 		return;
 	}
 	describe(be, chosen, sizeof(chosen));
-	mmkit__feature_set(f, be == &refpage_kmod ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK,
+	mmkit__feature_set(f, be == &refpage__kmod ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK,
 			   be->name, "%s%s; kmod: %s; %s", env && *env ? REFPAGE_ENV ": " : "",
 			   chosen, kmod_why, other);
 }

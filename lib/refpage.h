@@ -35,7 +35,11 @@ struct mmkit_refpage {
 	const struct refpage_backend *backend;
 	/* One page of the repeated pattern. */
 	unsigned char *page;
-	/* memfd: the pattern file, its size (the chunk), and who grows it. */
+	/*
+	 * memfd: the pattern file, its size (the chunk), and who grows it.
+	 * kmod: the refpage.ko descriptor, whose every offset is the pattern,
+	 * so its chunk is unlimited.
+	 */
 	int fd;
 	size_t chunk;
 	pthread_mutex_t lock;
@@ -43,8 +47,19 @@ struct mmkit_refpage {
 	unsigned char *batch_src;
 };
 
+extern const struct refpage_backend refpage__kmod;
 extern const struct refpage_backend refpage__memfd;
 extern const struct refpage_backend refpage__uffd;
+
+/*
+ * Mapping a file whose pages all hold the pattern, MAP_PRIVATE, chunk by
+ * chunk: shared by the memfd and kmod backends (refpage-memfd.c).
+ */
+#define REFPAGE_CHUNK_UNLIMITED	SIZE_MAX
+void refpage__file_destroy(struct mmkit_refpage *rp);
+int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr);
+int refpage__file_attach(struct mmkit_refpage *rp, void *addr, size_t len);
+int refpage__file_unmap(struct mmkit_refpage *rp, void *addr, size_t len);
 
 /* A page-aligned piece of one mapping, with its protection. */
 struct refpage_piece {

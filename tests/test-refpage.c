@@ -79,8 +79,8 @@ static int count_dir(const char *path)
 	return n;
 }
 
-/* Lines of /proc/self/maps, and how many name the pattern memfd. */
-static int count_maps(int *memfd_lines)
+/* Counts mappings, and in *@file_lines those of a memfd or refpage.ko file. */
+static int count_maps(int *file_lines)
 {
 	char line[512];
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -88,10 +88,10 @@ static int count_maps(int *memfd_lines)
 
 	if (!f)
 		T_FAIL("/proc/self/maps: %s", strerror(errno));
-	*memfd_lines = 0;
+	*file_lines = 0;
 	while (fgets(line, sizeof(line), f)) {
 		n++;
-		*memfd_lines += !!strstr(line, "mmkit-refpage");
+		*file_lines += strstr(line, "mmkit-refpage") || strstr(line, "[refpage]");
 	}
 	fclose(f);
 	return n;
@@ -256,7 +256,7 @@ static void item_5(unsigned int flag)
 
 static void item_6(unsigned int flag)
 {
-	int fds, tasks, maps, memfd, maps_after, i;
+	int fds, tasks, maps, files, maps_after, i;
 	struct mmkit_refpage *rp;
 	unsigned char *p, *q;
 
@@ -266,8 +266,8 @@ static void item_6(unsigned int flag)
 	mmkit_refpage_destroy(rp);
 	fds = count_dir("/proc/self/fd");
 	tasks = count_dir("/proc/self/task");
-	maps = count_maps(&memfd);
-	T_EQ(memfd, 0);
+	maps = count_maps(&files);
+	T_EQ(files, 0);
 	for (i = 0; i < 50; i++) {
 		rp = create(flag, 16);
 		p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
@@ -299,13 +299,14 @@ static void item_6(unsigned int flag)
 	}
 	T_EQ(count_dir("/proc/self/fd"), fds);
 	T_EQ(count_dir("/proc/self/task"), tasks);
-	maps_after = count_maps(&memfd);
-	T_EQ(memfd, 0);
+	maps_after = count_maps(&files);
+	T_EQ(files, 0);
 	/* The allocator of an ASan build may add a mapping or two of its own. */
 	T_ASSERT(maps_after <= maps + 2);
 }
 
-static void item_7(unsigned int flag, int memfd)
+/* @file_backed: memfd or kmod, whose ranges are private file mappings. */
+static void item_7(unsigned int flag, int file_backed)
 {
 	struct mmkit_refpage *rp = create(flag, 16);
 	unsigned char *p, *q;
@@ -344,7 +345,7 @@ static void item_7(unsigned int flag, int memfd)
 	T_EQ(mmkit_refpage_unmap(rp, p, 8 * page), 0);
 
 	/*
-	 * Raw mremap(2) of a memfd range inside one chunk works; a uffd
+	 * Raw mremap(2) of a memfd range inside one chunk (or any kmod range) works; a uffd
 	 * range loses its registration, so moved untouched pages read zeros.
 	 */
 	p = map(rp, 4 * page, PROT_READ | PROT_WRITE);
@@ -354,14 +355,14 @@ static void item_7(unsigned int flag, int memfd)
 	q = mremap(p, 4 * page, 4 * page, MREMAP_MAYMOVE | MREMAP_FIXED, q);
 	T_ASSERT(q != MAP_FAILED);
 	T_EQ(q[0], 5);
-	if (memfd)
+	if (file_backed)
 		T_ASSERT(is_pattern(q + page, 3 * page, 16));
 	else
 		T_EQ(q[page] | q[2 * page + 17], 0);
 	T_EQ(mmkit_refpage_unmap(rp, q, 4 * page), 0);
-	if (memfd) {
+	if (file_backed) {
 		/*
-		 * 3 MiB is two chunks, two VMAs: Linux 6.17 and later move
+		 * memfd: 3 MiB is two chunks, two VMAs (kmod: one): Linux 6.17 and later move
 		 * them at once, older kernels refuse with EFAULT.
 		 */
 		p = map(rp, 3 << 20, PROT_READ | PROT_WRITE);
@@ -625,7 +626,7 @@ static void suite(void *arg)
 	unsigned int flag = *(unsigned int *)arg;
 	struct mmkit_refpage *rp = create(flag, 16);
 	unsigned int contract = mmkit_refpage_contract(rp);
-	int memfd = !strcmp(mmkit_refpage_backend(rp), "memfd");
+	int file_backed = strcmp(mmkit_refpage_backend(rp), "uffd") != 0;
 
 	mmkit_refpage_destroy(rp);
 	item_1_2(flag);
@@ -633,7 +634,7 @@ static void suite(void *arg)
 	item_4(flag);
 	item_5(flag);
 	item_6(flag);
-	item_7(flag, memfd);
+	item_7(flag, file_backed);
 	item_8(flag, !!(contract & MMKIT_REFPAGE_ITEM(8)));
 	item_9(flag);
 	attach_cases(flag);
@@ -650,15 +651,16 @@ static void suite_as_nobody(void *arg)
 
 static void selection(void)
 {
+	int kmod = !access("/dev/refpage", R_OK | W_OK);
 	struct mmkit_features f;
 	struct mmkit_refpage *rp;
 	char why[MMKIT_REASON_MAX];
 	int ret;
 
-	T_CASE("selection: default, flags, MMKIT_REFPAGE_BACKEND, kmod seam, probe");
+	T_CASE("selection: default, flags, MMKIT_REFPAGE_BACKEND, kmod, probe");
 	unsetenv("MMKIT_REFPAGE_BACKEND");
 	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
-	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "memfd"));
+	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), kmod ? "kmod" : "memfd"));
 	T_EQ(mmkit_refpage_contract(rp), MMKIT_REFPAGE_FULL_CONTRACT);
 	mmkit_refpage_destroy(rp);
 
@@ -667,8 +669,8 @@ static void selection(void)
 	T_EQ(mmkit_refpage_backend_available(0, why, sizeof(why)), -EINVAL);
 	T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_MEMFD, why, sizeof(why)), 0);
 
-	/* No refpage.ko here: forcing kmod fails and says why. */
-	if (access("/dev/refpage", F_OK)) {
+	/* Without refpage.ko, forcing kmod fails and says why. */
+	if (!kmod) {
 		T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_KMOD), -ENODEV);
 		T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_KMOD, why, sizeof(why)),
 		     -ENODEV);
@@ -700,13 +702,16 @@ static void selection(void)
 	unsetenv("MMKIT_REFPAGE_BACKEND");
 
 	T_EQ(mmkit_probe(&f), 0);
-	T_EQ(f.feature[MMKIT_FEATURE_REFPAGE].status, MMKIT_STATUS_FALLBACK);
-	T_ASSERT(!strcmp(f.feature[MMKIT_FEATURE_REFPAGE].backend, "memfd"));
-	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason, "memfd keeps items 1-10"));
+	T_EQ(f.feature[MMKIT_FEATURE_REFPAGE].status,
+	     kmod ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK);
+	T_ASSERT(!strcmp(f.feature[MMKIT_FEATURE_REFPAGE].backend, kmod ? "kmod" : "memfd"));
+	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason,
+			kmod ? "kmod keeps items 1-10" : "memfd keeps items 1-10"));
 	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason, "kmod: "));
 	printf("    probe: %s\n", f.feature[MMKIT_FEATURE_REFPAGE].reason);
 }
 
+#ifndef REFPAGE_TEST_KMOD
 /*
  * An older kernel, played by seccomp: memfd_create refuses MFD_NOEXEC_SEAL
  * (before 6.3) and userfaultfd refuses UFFD_USER_MODE_ONLY (before 5.11)
@@ -768,30 +773,55 @@ static void uffd_as_nobody(void *arg)
 		printf("    uffd as nobody: available (UFFD_USER_MODE_ONLY)\n");
 	fflush(stdout);
 }
+#endif
+
+struct backend_case {
+	const char *name;
+	unsigned int flag;
+};
+
+/*
+ * Built twice: test-refpage runs memfd and uffd; test-refpage-kmod (which
+ * includes this file with REFPAGE_TEST_KMOD) runs the same suite on
+ * refpage.ko and skips with the reason where /dev/refpage is absent.
+ */
+#ifdef REFPAGE_TEST_KMOD
+static const struct backend_case backends[] = {
+	{ "kmod", MMKIT_REFPAGE_BACKEND_KMOD },
+};
+#else
+static const struct backend_case backends[] = {
+	{ "memfd", MMKIT_REFPAGE_BACKEND_MEMFD },
+	{ "uffd", MMKIT_REFPAGE_BACKEND_UFFD },
+};
+#endif
 
 int main(void)
 {
-	static unsigned int flags[] = { MMKIT_REFPAGE_BACKEND_MEMFD, MMKIT_REFPAGE_BACKEND_UFFD };
 	char why[MMKIT_REASON_MAX];
 	int ran = 0, status;
 	size_t i;
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	selection();
+#ifndef REFPAGE_TEST_KMOD
 	if (t_is_root())
 		T_CHILD_OK(t_in_child(uffd_as_nobody, NULL));
 	T_CHILD_OK(t_in_child(old_kernel, NULL));
-	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		if (mmkit_refpage_backend_available(flags[i], why, sizeof(why))) {
-			printf("backend %s: unavailable: %s\n", i ? "uffd" : "memfd", why);
+#endif
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		unsigned int flag = backends[i].flag;
+
+		if (mmkit_refpage_backend_available(flag, why, sizeof(why))) {
+			printf("backend %s: unavailable: %s\n", backends[i].name, why);
 			continue;
 		}
-		printf("backend %s%s:\n", i ? "uffd" : "memfd", t_is_root() ? ", as root" : "");
-		status = t_in_child(suite, &flags[i]);
+		printf("backend %s%s:\n", backends[i].name, t_is_root() ? ", as root" : "");
+		status = t_in_child(suite, &flag);
 		T_CHILD_OK(status);
 		if (t_is_root()) {
-			printf("backend %s, as nobody:\n", i ? "uffd" : "memfd");
-			status = t_in_child(suite_as_nobody, &flags[i]);
+			printf("backend %s, as nobody:\n", backends[i].name);
+			status = t_in_child(suite_as_nobody, &flag);
 			T_CHILD_OK(status);
 		}
 		ran++;

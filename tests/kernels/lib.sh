@@ -106,6 +106,15 @@ custom_kernel() {
 	echo "$work/bzImage"
 }
 
+# build_module KERNEL_BUILD_TREE DIR: refpage.ko built out of tree in DIR.
+build_module() {
+	rm -rf "$2" && mkdir -p "$2"
+	cp "$top"/kmod/refpage/refpage.c "$top"/kmod/refpage/refpage.h \
+		"$top"/kmod/refpage/Makefile "$2/"
+	make -s -C "$1" M="$2" modules >&2 || return 1
+	echo "$2/refpage.ko"
+}
+
 # static_tests DIR: the test binaries built static for an amd64 guest.
 static_tests() {
 	make -s -C "$top" B="$1" LDFLAGS=-static BENCH_SRCS= "$1/mmkit" \
@@ -115,15 +124,19 @@ static_tests() {
 run_tier() {
 	abi=$(debian_abi)
 	[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
-	kernel=""
+	kernel="" module=""
 	case $1 in
 	debian-amd64)
 		arch=amd64
+		headers=/usr/src/linux-headers-$abi-amd64
+		[ -d "$headers" ] || { echo "$headers missing: tools/install-deps installs it"; return 1; }
+		module=$(build_module "$headers" "$out/kmod-$1") || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64" ;;
 	custom-amd64)
 		arch=amd64
 		kernel=$(custom_kernel) || return 1
+		module=$(build_module "$(dirname "$kernel")/src" "$out/kmod-$1") || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64" ;;
 	debian-arm64)
@@ -139,7 +152,7 @@ run_tier() {
 		extract "linux-image-$abi-$arch" "$arch" "$cache/linux-image-$abi-$arch"
 		kernel="$cache/linux-image-$abi-$arch/boot/vmlinuz-$abi-$arch"
 	fi
-	make_initramfs "$cache/busybox-static-$arch/bin/busybox" "$tests" "$out/$1.cpio.gz"
+	make_initramfs "$cache/busybox-static-$arch/bin/busybox" "$tests" "$out/$1.cpio.gz" "$module"
 	log="$out/$1.console.log"
 	start=$(date +%s)
 	boot "$arch" "$kernel" "$out/$1.cpio.gz" "$log"
