@@ -3,7 +3,8 @@
 #
 # Runs every test of each build directory given (tests/test-*.c built into
 # DIR/tests/) and every shell test (tests/test-*.sh, once, against the first
-# directory).  Exit code 0 pass, 77 skip, anything else fail.  Prints a last
+# directory).  Exit code 0 pass, 77 skip, anything else fail; a failing
+# test's output is shown (every test's with MMKIT_TEST_VERBOSE=1).  Prints a last
 # line "N passed, N failed, N skipped" and exits non-zero on any failure.
 set -u
 
@@ -21,7 +22,8 @@ run_one() {	# label, command...
 	rc=$?
 	secs=$(( $(date +%s) - start ))
 	case $rc in
-	0)	passed=$((passed + 1)); printf 'PASS  %-40s %3ss\n' "$label" "$secs" ;;
+	0)	passed=$((passed + 1)); printf 'PASS  %-40s %3ss\n' "$label" "$secs"
+		[ -z "${MMKIT_TEST_VERBOSE:-}" ] || sed 's/^/    | /' "$log" ;;
 	77)	skipped=$((skipped + 1))
 		printf 'SKIP  %-40s %s\n' "$label" "$(grep -m1 '^SKIP:' "$log" | cut -c7-)" ;;
 	*)	failed=$((failed + 1)); failures="$failures $label"

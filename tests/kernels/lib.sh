@@ -39,8 +39,9 @@ guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head 
 	date sleep timeout mktemp dmesg basename dirname uname insmod rmmod poweroff
 	reboot sync id true false test tr sort printf kill find"
 
-# make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE]: a gzip'ed cpio with
-# busybox, /init, the runner and the test binaries of TESTS_DIR.
+# make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE...]: a gzip'ed cpio with
+# busybox, /init, the runner, the test binaries of TESTS_DIR and the
+# kernel modules for /init to load.
 make_initramfs() {
 	root="$out/initramfs.$$"
 	rm -rf "$root"
@@ -54,8 +55,13 @@ make_initramfs() {
 	cp "$top/tests/run-tests.sh" "$root/mmkit/tests/"
 	cp "$2"/tests/test-* "$root/mmkit/build/tests/"
 	cp "$2/mmkit" "$root/mmkit/build/"
-	[ -z "${4:-}" ] || cp "$4" "$root/mmkit/refpage.ko"
-	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$3"
+	mkdir -p "$root/mmkit/modules"
+	image=$3
+	shift 3
+	for module in "$@"; do
+		cp "$module" "$root/mmkit/modules/"
+	done
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$image"
 	rm -rf "$root"
 }
 
@@ -124,19 +130,21 @@ static_tests() {
 run_tier() {
 	abi=$(debian_abi)
 	[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
-	kernel="" module=""
+	kernel="" modules=""
 	case $1 in
 	debian-amd64)
 		arch=amd64
 		headers=/usr/src/linux-headers-$abi-amd64
 		[ -d "$headers" ] || { echo "$headers missing: tools/install-deps installs it"; return 1; }
-		module=$(build_module "$headers" "$out/kmod-$1") || return 1
+		modules="$(build_module "$headers" "$out/kmod-$1") \
+			$cache/linux-image-$abi-$arch/lib/modules/$abi-$arch/kernel/drivers/block/brd.ko" || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64" ;;
 	custom-amd64)
 		arch=amd64
 		kernel=$(custom_kernel) || return 1
-		module=$(build_module "$(dirname "$kernel")/src" "$out/kmod-$1") || return 1
+		src="$(dirname "$kernel")/src"
+		modules="$(build_module "$src" "$out/kmod-$1") $src/drivers/block/brd.ko" || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64" ;;
 	debian-arm64)
@@ -152,7 +160,7 @@ run_tier() {
 		extract "linux-image-$abi-$arch" "$arch" "$cache/linux-image-$abi-$arch"
 		kernel="$cache/linux-image-$abi-$arch/boot/vmlinuz-$abi-$arch"
 	fi
-	make_initramfs "$cache/busybox-static-$arch/bin/busybox" "$tests" "$out/$1.cpio.gz" "$module"
+	make_initramfs "$cache/busybox-static-$arch/bin/busybox" "$tests" "$out/$1.cpio.gz" $modules
 	log="$out/$1.console.log"
 	start=$(date +%s)
 	boot "$arch" "$kernel" "$out/$1.cpio.gz" "$log"
