@@ -70,7 +70,7 @@ $(B)/mmkit: $(CLI_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS)
 
 # Tests may look inside the library (lib/*.h) and link it statically.
-$(B)/tests/%: tests/%.c tests/harness.h $(STLIB)
+$(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(MMKIT_CFLAGS) -Ilib $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
 
@@ -110,13 +110,14 @@ cross-aarch64: FORCE
 		build-aarch64/libmmkit.a build-aarch64/mmkit \
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
-# mmkit.pc is written at install time: it names the PREFIX of this install.
-# The real-kernel tier: Debian's 6.1 kernels (amd64, arm64) under QEMU.
-KERNEL_TIERS	?= debian-amd64 debian-arm64
+# The real-kernel tier under QEMU: Debian's 6.1 kernels (amd64, arm64) and
+# one built from linux-source-6.1 with ANON_VMA_NAME, KASAN and lockdep.
+KERNEL_TIERS	?= debian-amd64 debian-arm64 custom-amd64
 
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)
 
+# mmkit.pc is written at install time: it names the PREFIX of this install.
 install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit $(DESTDIR)$(MANDIR)/man1 \

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <linux/userfaultfd.h>
 
@@ -26,6 +27,27 @@ static int raw_userfaultfd_works(void)
 static int raw_mlock2_works(void)
 {
 	return !syscall(SYS_mlock2, NULL, 0, MLOCK_ONFAULT);
+}
+
+static int raw_memfd_secret_works(void)
+{
+	int fd = syscall(SYS_memfd_secret, 0);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static int raw_vma_names_work(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ok;
+
+	T_ASSERT(p != MAP_FAILED);
+	ok = !prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, 4096, "probe");
+	munmap(p, 4096);
+	return ok;
 }
 
 int main(void)
@@ -63,6 +85,13 @@ int main(void)
 	     raw_userfaultfd_works());
 	T_EQ(f.feature[MMKIT_FEATURE_LOCK_ONFAULT].status == MMKIT_STATUS_NATIVE,
 	     raw_mlock2_works());
+	T_EQ(f.feature[MMKIT_FEATURE_NAMES].status,
+	     raw_vma_names_work() ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK);
+	T_EQ(f.feature[MMKIT_FEATURE_REFPAGE].status,
+	     access("/dev/refpage", R_OK | W_OK) ? MMKIT_STATUS_FALLBACK : MMKIT_STATUS_NATIVE);
+	if (!getenv("MMKIT_SECRET_BACKEND") && !getenv("MMKIT_SECRET_REQUIRE"))
+		T_EQ(f.feature[MMKIT_FEATURE_SECRET].status,
+		     raw_memfd_secret_works() ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK);
 #if !defined(__aarch64__)
 	T_EQ(f.feature[MMKIT_FEATURE_PAC].status, MMKIT_STATUS_UNSUPPORTED);
 #endif

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "harness.h"
+#include "secret-backends.h"
 #include "mmkit.h"
 
 struct outcome {
@@ -172,26 +173,15 @@ static void test_bad_frees(void)
 	expect_abort(free_never_allocated, NULL, "invalid pointer");
 }
 
-static void run_backend(void *arg)
+static void suite(void)
 {
-	setenv("MMKIT_SECRET_BACKEND", arg, 1);
-	printf("backend %s\n", (const char *)arg);
 	test_guard_pages();
 	test_canaries();
 	test_bad_frees();
-	fflush(NULL);
 }
 
 int main(void)
 {
-	int fd = (int)syscall(SYS_memfd_secret, 0);
-
-	if (fd >= 0)
-		close(fd);
-	T_CHILD_OK(t_in_child(run_backend, "mlock"));
-	if (fd < 0)
-		T_SKIP("memfd_secret: %s (boot with secretmem.enable=1): only the fallback was tested",
-		       strerror(errno));
-	T_CHILD_OK(t_in_child(run_backend, "memfd_secret"));
+	t_secret_backends(suite);
 	return T_EXIT_PASS;
 }

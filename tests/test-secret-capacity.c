@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "harness.h"
+#include "secret-backends.h"
 #include "mmkit.h"
 
 #define KIB		1024ULL
@@ -113,29 +114,18 @@ static void limit_too_low(void *arg)
 	fflush(NULL);
 }
 
-static void run_backend(void *arg)
+static void suite(void)
 {
-	setenv("MMKIT_SECRET_BACKEND", arg, 1);
-	printf("backend %s\n", (const char *)arg);
 	T_CASE("100,000 live 32-byte secrets as nobody under an 8 MiB RLIMIT_MEMLOCK");
 	T_CHILD_OK(t_in_child(hundred_thousand, NULL));
 	T_CASE("RLIMIT_MEMLOCK lowered below the need: a clean -ENOMEM, the limit in the message");
 	T_CHILD_OK(t_in_child(limit_too_low, NULL));
-	fflush(NULL);
 }
 
 int main(void)
 {
-	int fd = (int)syscall(SYS_memfd_secret, 0);
-
 	if (!t_is_root())
 		T_SKIP("becoming uid %d needs root", T_NOBODY);
-	if (fd >= 0)
-		close(fd);
-	T_CHILD_OK(t_in_child(run_backend, "mlock"));
-	if (fd < 0)
-		T_SKIP("memfd_secret: %s (boot with secretmem.enable=1): only the fallback was tested",
-		       strerror(errno));
-	T_CHILD_OK(t_in_child(run_backend, "memfd_secret"));
+	t_secret_backends(suite);
 	return T_EXIT_PASS;
 }

@@ -17,11 +17,11 @@
 #include <sys/uio.h>
 
 #include "harness.h"
+#include "secret-backends.h"
 #include "mmkit.h"
 
 #define MARK_LEN	64
 
-static const char *backend;
 
 static void *secret(size_t size)
 {
@@ -321,27 +321,15 @@ static void test_fork(void)
 	mmkit_secret_free(paged);
 }
 
-static void run_backend(void *arg)
+static void suite(void)
 {
-	backend = arg;
-	setenv("MMKIT_SECRET_BACKEND", backend, 1);
-	printf("backend %s\n", backend);
 	test_core_dump();
 	test_remote_reads();
 	test_fork();
-	fflush(NULL);
 }
 
 int main(void)
 {
-	int fd = (int)syscall(SYS_memfd_secret, 0);
-
-	if (fd >= 0)
-		close(fd);
-	T_CHILD_OK(t_in_child(run_backend, "mlock"));
-	if (fd < 0)
-		T_SKIP("memfd_secret: %s (boot with secretmem.enable=1): only the fallback was tested",
-		       strerror(errno));
-	T_CHILD_OK(t_in_child(run_backend, "memfd_secret"));
+	t_secret_backends(suite);
 	return T_EXIT_PASS;
 }

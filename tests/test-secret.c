@@ -17,12 +17,12 @@
 #include <sys/syscall.h>
 
 #include "harness.h"
+#include "secret-backends.h"
 #include "mmkit.h"
 
 #define KIB	1024UL
 #define MIB	(1024UL * 1024)
 
-static const char *backend;
 
 static void *secret(size_t size, unsigned int flags)
 {
@@ -348,11 +348,8 @@ static void test_threads(void)
 	T_EQ(st.allocs_live, live);
 }
 
-static void run_backend(void *arg)
+static void suite(void)
 {
-	backend = arg;
-	setenv("MMKIT_SECRET_BACKEND", backend, 1);
-	printf("backend %s\n", backend);
 	test_notice();
 	test_round_trip();
 	test_alignment();
@@ -365,7 +362,6 @@ static void run_backend(void *arg)
 	test_reserve();
 	test_threads();
 	/* t_in_child() ends the child with _exit(): flush what it printed. */
-	fflush(NULL);
 }
 
 static void run_forbidden(void *arg)
@@ -463,16 +459,8 @@ static void refused_later(void *arg)
 
 int main(void)
 {
-	int fd = (int)syscall(SYS_memfd_secret, 0);
-
-	if (fd >= 0)
-		close(fd);
-	T_CHILD_OK(t_in_child(run_backend, "mlock"));
 	T_CHILD_OK(t_in_child(run_forbidden, NULL));
-	if (fd < 0)
-		T_SKIP("memfd_secret: %s (boot with secretmem.enable=1): only the fallback was tested",
-		       strerror(errno));
-	T_CHILD_OK(t_in_child(run_backend, "memfd_secret"));
+	t_secret_backends(suite);
 	T_CHILD_OK(t_in_child(refused_at_start, NULL));
 	T_CHILD_OK(t_in_child(refused_later, NULL));
 	T_CHILD_OK(t_in_child(refused_later, (void *)1));
