@@ -863,6 +863,41 @@ static void uffd_as_nobody(void *arg)
 }
 #endif
 
+#ifdef REFPAGE_TEST_KMOD
+/* Pages of [p, p + n pages) that /proc/self/pagemap says are mapped. */
+static int pages_present(const unsigned char *p, int n)
+{
+	uint64_t entry[NPAGES];
+	int fd = open("/proc/self/pagemap", O_RDONLY), i, present = 0;
+
+	T_ASSERT(fd >= 0 && n <= NPAGES);
+	T_EQ(pread(fd, entry, n * sizeof(entry[0]), (off_t)((uintptr_t)p / page * sizeof(entry[0]))),
+	     (ssize_t)(n * sizeof(entry[0])));
+	close(fd);
+	for (i = 0; i < n; i++)
+		present += !!(entry[i] & (1ULL << 63));
+	return present;
+}
+
+/*
+ * refpage.ko maps the neighbours of a read fault too (->map_pages), so a
+ * sequential reader does not fault on every page; reads map no new memory.
+ */
+static void fault_around(void)
+{
+	struct mmkit_refpage *rp = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
+	unsigned char *p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
+
+	T_CASE("kmod: one read fault maps its neighbours (fault-around)");
+	T_EQ(pages_present(p, NPAGES), 0);
+	T_EQ(p[0], pattern[0]);
+	printf("    one read fault mapped %d of %d pages\n", pages_present(p, NPAGES), NPAGES);
+	T_ASSERT(pages_present(p, NPAGES) > 1);
+	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+#endif
+
 struct backend_case {
 	const char *name;
 	unsigned int flag;
@@ -896,6 +931,10 @@ int main(void)
 	if (t_is_root())
 		T_CHILD_OK(t_in_child(uffd_as_nobody, NULL));
 	T_CHILD_OK(t_in_child(old_kernel, NULL));
+#endif
+#ifdef REFPAGE_TEST_KMOD
+	if (!mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_KMOD, why, sizeof(why)))
+		fault_around();
 #endif
 	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		unsigned int flag = backends[i].flag;
