@@ -14,7 +14,7 @@
  * timed is marked MADV_DONTFORK (its VMAs are still walked by fork, a
  * small cost equal for both).  Medians of the rounds are reported.
  *
- * usage: bench-names [--json] [--vmas N] [--forks N]
+ * usage: mmkit bench names [--json] [--vmas N] [--forks N]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +27,8 @@
 
 #include "mmkit.h"
 
+#define USAGE	"usage: mmkit bench names [--json] [--vmas N] [--forks N]  (N from 1 to 1000000;\n" \
+		"       defaults 65536 VMAs, 1000 forks)\n"
 #define VMA_PAGES	10
 #define ROUNDS		5
 
@@ -154,8 +156,12 @@ int main(int argc, char **argv)
 	unsigned int row;
 	int r, ret;
 
+	if (argc == 2 && !strcmp(argv[1], "--help")) {
+		printf(USAGE);
+		return 0;
+	}
 	if (parse_args(argc, argv, &c)) {
-		fprintf(stderr, "usage: bench-names [--json] [--vmas N] [--forks N]  (N from 1 to 1000000)\n");
+		fputs(USAGE, stderr);
 		return 2;
 	}
 	mmkit_probe(&f);

@@ -7,16 +7,17 @@
 
 struct command {
 	const char *name;
-	const char *usage;
+	const char *args;
+	const char *what;
 	int (*run)(int argc, char **argv);
 };
 
 static const struct command commands[] = {
-	{ "probe", "probe [--json]            what this kernel supports, which backend each feature uses, and why", cmd_probe },
-	{ "memlock", "memlock [SIZE]          RLIMIT_MEMLOCK budget, and whether SIZE more fits", cmd_memlock },
-	{ "bench", "bench NAME [ARGS...]      run a benchmark (bench NAME --help for its options)", cmd_bench },
-	{ "secrets", "secrets [--json]        processes holding memfd_secret memory: fds, mappings, bytes", cmd_secrets },
-	{ "maps", "maps PID [--json]         memory of a process by name (like showmap): Size, Rss, Pss, Private_Dirty, Swap, Locked", cmd_maps },
+	{ "probe", "[--json]", "what this kernel supports, which backend each feature uses, and why", cmd_probe },
+	{ "maps", "PID [--json]", "memory of a process by name, like showmap: Size, Rss, Pss, Private_Dirty, Swap, Locked", cmd_maps },
+	{ "secrets", "[--json]", "processes holding memfd_secret memory: fds, mappings, bytes", cmd_secrets },
+	{ "memlock", "[SIZE]", "RLIMIT_MEMLOCK budget, and whether SIZE more fits", cmd_memlock },
+	{ "bench", "NAME [ARGS...]", "run a benchmark: refpage, secret, names (NAME --help: its options)", cmd_bench },
 };
 
 static void usage(FILE *f)
@@ -25,7 +26,7 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: mmkit COMMAND [ARGS...]\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %s\n", commands[i].usage);
+		fprintf(f, "  %-8s %-15s %s\n", commands[i].name, commands[i].args, commands[i].what);
 }
 
 int main(int argc, char **argv)

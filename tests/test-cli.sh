@@ -40,4 +40,7 @@ expect_exit 2 memlock 99999999999999999999
 expect_exit 2 bench
 expect_exit 2 bench ../../bin/sh
 expect_exit 2 bench no-such-bench
+expect_exit 0 bench names --help
+expect_exit 2 bench names --vmas 0
+expect_exit 2 bench names --forks
 exit 0
