@@ -196,14 +196,21 @@ static int check_piece(struct mmkit_refpage *rp, const struct refpage_piece *pie
 	return 0;
 }
 
+/* Checks the arguments of attach and unmap; the page-rounded length into *@rounded. */
+static int check_user_range(const struct mmkit_refpage *rp, void *addr, size_t len,
+			    size_t *rounded)
+{
+	*rounded = mmkit__page_round_up(len);
+	if (!rp || !addr || *rounded < len)
+		return -EINVAL;
+	return mmkit__check_range(addr, *rounded, 1);
+}
+
 MMKIT_EXPORT int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size_t len)
 {
-	size_t rounded = mmkit__page_round_up(len);
-	int ret;
+	size_t rounded;
+	int ret = check_user_range(rp, addr, len, &rounded);
 
-	if (!rp || !addr || rounded < len)
-		return -EINVAL;
-	ret = mmkit__check_range(addr, rounded, 1);
 	if (ret)
 		return ret;
 	/* Validate the whole range before changing any of it. */
@@ -215,15 +222,10 @@ MMKIT_EXPORT int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size
 
 MMKIT_EXPORT int mmkit_refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
 {
-	size_t rounded = mmkit__page_round_up(len);
-	int ret;
+	size_t rounded;
+	int ret = check_user_range(rp, addr, len, &rounded);
 
-	if (!rp || !addr || rounded < len)
-		return -EINVAL;
-	ret = mmkit__check_range(addr, rounded, 1);
-	if (ret)
-		return ret;
-	return rp->backend->unmap(rp, addr, rounded);
+	return ret ? ret : rp->backend->unmap(rp, addr, rounded);
 }
 
 static int first_prot(struct mmkit_refpage *rp, const struct refpage_piece *piece, void *arg)

@@ -18,6 +18,7 @@
 #include <linux/seccomp.h>
 
 #include "harness.h"
+#include "names-registry.h"
 #include "mmkit.h"
 #include "names.h"
 
@@ -316,25 +317,6 @@ static void send_byte(int fd)
 {
 	if (write(fd, "x", 1) != 1)
 		T_FAIL("write: %s", strerror(errno));
-}
-
-/* The registry descriptor of this process, -1 if none. */
-static int registry_fd(void)
-{
-	char link[64], path[64];
-	ssize_t n;
-	int fd;
-
-	for (fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (!strcmp(link, "/memfd:mmkit-names (deleted)"))
-			return fd;
-	}
-	return -1;
 }
 
 static void test_fork(void)

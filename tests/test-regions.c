@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "harness.h"
+#include "names-registry.h"
 #include "mmkit.h"
 
 static size_t page;
@@ -359,24 +360,6 @@ struct reg_entry {
 };
 
 #define REG_MAGIC	0x4e4b4d4du
-
-static int registry_fd(void)
-{
-	char link[64], path[64];
-	ssize_t n;
-	int fd;
-
-	for (fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (!strcmp(link, "/memfd:mmkit-names (deleted)"))
-			return fd;
-	}
-	return -1;
-}
 
 /* Writes a registry no mmkit would write: only the one sound entry may be used. */
 static void child_lies(char *p)
