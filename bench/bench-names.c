@@ -9,10 +9,9 @@
  * Each VMA is 10 pages with a one-page hole after it, so that unnamed
  * neighbours cannot merge.  Names go through mmkit_name(): the kernel's
  * prctl where it has CONFIG_ANON_VMA_NAME, else mmkit's registry, whose
- * cost at fork is then what is measured.  Both sets are built once per
- * row and alternate, round by round, in one process: the set not being
- * timed is marked MADV_DONTFORK (its VMAs are still walked by fork, a
- * small cost equal for both).  Medians of the rounds are reported.
+ * cost at fork is then what is measured.  Each round builds, times and
+ * unmaps one set of each kind, alternating which goes first, in one
+ * process.  Medians of the rounds are reported.
  *
  * usage: mmkit bench names [--json] [--vmas N] [--forks N]
  */
@@ -114,11 +113,21 @@ static int name_vmas(char *base, long vmas, size_t page)
 	return 0;
 }
 
-/* Makes fork() copy the set at @base (@on) or leave it out of the child. */
-static void set_forked(char *base, long vmas, size_t page, int on)
+/* Maps a set of VMAs, names it if @named, times @forks forks into *@ms, unmaps it. */
+static int time_set(const struct config *c, int touch, int named, size_t page,
+		    double *ms, long forks)
 {
-	/* ENOMEM for the holes between the VMAs; every VMA is still changed. */
-	madvise(base, (VMA_PAGES + 1) * page * vmas, on ? MADV_DOFORK : MADV_DONTFORK);
+	char *base = make_vmas(c->vmas, touch, page);
+	int ret = 0;
+
+	if (!base)
+		return -ENOMEM;
+	if (named)
+		ret = name_vmas(base, c->vmas, page);
+	if (!ret)
+		*ms = fork_ms(forks);
+	munmap(base, (VMA_PAGES + 1) * page * c->vmas);
+	return ret;
 }
 
 static int parse_args(int argc, char **argv, struct config *c)
@@ -177,32 +186,26 @@ int main(int argc, char **argv)
 		double unnamed[ROUNDS], named[ROUNDS], mu, mn;
 		long per_round = c.forks / ROUNDS > 0 ? c.forks / ROUNDS : 1;
 
-		char *plain = make_vmas(c.vmas, touches[row], page);
-		char *labelled = make_vmas(c.vmas, touches[row], page);
-
-		ret = plain && labelled ? name_vmas(labelled, c.vmas, page) : -ENOMEM;
-		if (ret) {
-			fprintf(stderr, "bench-names: %s (two sets of %ld VMAs need vm.max_map_count above %ld)\n",
-				strerror(-ret), c.vmas, 2 * c.vmas);
-			return 1;
-		}
 		/*
-		 * Both sets stay mapped; the one not being timed is left out of
-		 * fork.  Which goes first alternates, so order costs neither.
+		 * Only the set being timed is mapped (with fork's VMA tree
+		 * duplication in 6.8+, even VMAs left out of fork cost it
+		 * time, unevenly); which goes first alternates.
 		 */
 		for (r = 0; r < ROUNDS; r++) {
-			int first_named = r & 1, k;
+			int k;
 
 			for (k = 0; k < 2; k++) {
-				int named_now = k ^ !first_named;
+				int named_now = k ^ (r & 1);
 
-				set_forked(named_now ? plain : labelled, c.vmas, page, 0);
-				set_forked(named_now ? labelled : plain, c.vmas, page, 1);
-				*(named_now ? &named[r] : &unnamed[r]) = fork_ms(per_round);
+				ret = time_set(&c, touches[row], named_now, page,
+					       named_now ? &named[r] : &unnamed[r], per_round);
+				if (ret) {
+					fprintf(stderr, "bench-names: %s (%ld VMAs need vm.max_map_count above %ld)\n",
+						strerror(-ret), c.vmas, c.vmas);
+					return 1;
+				}
 			}
 		}
-		munmap(plain, (VMA_PAGES + 1) * page * c.vmas);
-		munmap(labelled, (VMA_PAGES + 1) * page * c.vmas);
 		qsort(unnamed, ROUNDS, sizeof(double), cmp_double);
 		qsort(named, ROUNDS, sizeof(double), cmp_double);
 		mu = unnamed[ROUNDS / 2];
