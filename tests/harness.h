@@ -89,6 +89,21 @@ static inline void t_become_nobody(void)
 		T_FAIL("cannot drop to uid %d: %s", T_NOBODY, strerror(errno));
 }
 
+/* Pipe handshakes between a test and its child: one byte each way. */
+static inline void t_wait_byte(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		T_FAIL("read: %s", errno ? strerror(errno) : "end of file");
+}
+
+static inline void t_send_byte(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		T_FAIL("write: %s", strerror(errno));
+}
+
 /* Expects a child's wait status to be a clean exit 0. */
 #define T_CHILD_OK(status) do {						\
 	int s_ = (status);						\

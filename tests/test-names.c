@@ -305,20 +305,6 @@ static void test_munmap(void)
 	unmap(q, page);
 }
 
-static void wait_byte(int fd)
-{
-	char c;
-
-	if (read(fd, &c, 1) != 1)
-		T_FAIL("read: %s", errno ? strerror(errno) : "end of file");
-}
-
-static void send_byte(int fd)
-{
-	if (write(fd, "x", 1) != 1)
-		T_FAIL("write: %s", strerror(errno));
-}
-
 static void test_fork(void)
 {
 	char *p = map_pages(1, MAP_PRIVATE), *q = map_pages(1, MAP_PRIVATE);
@@ -348,13 +334,13 @@ static void test_fork(void)
 			T_EQ(mmkit_name(q, page, "after-close"), 0);
 			T_ASSERT(registry_fd() >= 0);
 		}
-		send_byte(from_child[1]);
-		wait_byte(to_child[0]);
+		t_send_byte(from_child[1]);
+		t_wait_byte(to_child[0]);
 		_exit(0);
 	}
 	close(to_child[0]);
 	close(from_child[1]);
-	wait_byte(from_child[0]);
+	t_wait_byte(from_child[0]);
 	T_NAME(0, p, "parent");
 	T_NAME(pid, p, "child");
 	T_NAME(0, q, NULL);
@@ -362,7 +348,7 @@ static void test_fork(void)
 		T_CASE("registry: a closed descriptor is replaced, names kept");
 		T_NAME(pid, q, "after-close");
 	}
-	send_byte(to_child[1]);
+	t_send_byte(to_child[1]);
 	T_EQ(waitpid(pid, &status, 0), pid);
 	T_CHILD_OK(status);
 	T_NAME(0, p, "parent");
@@ -389,13 +375,13 @@ static void read_other_process(void)
 		close(from_child[0]);
 		T_EQ(mmkit_name(p, 4 * page, "seen-from-outside"), 0);
 		p[0] = p[page] = 1;
-		send_byte(from_child[1]);
-		wait_byte(to_child[0]);
+		t_send_byte(from_child[1]);
+		t_wait_byte(to_child[0]);
 		_exit(0);
 	}
 	close(to_child[0]);
 	close(from_child[1]);
-	wait_byte(from_child[0]);
+	t_wait_byte(from_child[0]);
 	T_NAME(pid, p, "seen-from-outside");
 	T_NAME(0, p, NULL);
 	r = region_at(pid, p);
@@ -403,7 +389,7 @@ static void read_other_process(void)
 	T_EQ(r->end, (uintptr_t)p + 4 * page);
 	T_EQ(r->size, 4 * page);
 	T_EQ(r->rss, 2 * page);
-	send_byte(to_child[1]);
+	t_send_byte(to_child[1]);
 	T_EQ(waitpid(pid, &status, 0), pid);
 	T_CHILD_OK(status);
 	close(to_child[1]);

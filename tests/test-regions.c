@@ -263,20 +263,6 @@ static void test_several(void)
 	unmap_guarded(p, 10);
 }
 
-static void wait_byte(int fd)
-{
-	char c;
-
-	if (read(fd, &c, 1) != 1)
-		T_FAIL("read: %s", errno ? strerror(errno) : "end of file");
-}
-
-static void send_byte(int fd)
-{
-	if (write(fd, "x", 1) != 1)
-		T_FAIL("write: %s", strerror(errno));
-}
-
 struct child {
 	pid_t pid;
 	int go;		/* write a byte: the child exits */
@@ -296,13 +282,13 @@ static struct child spawn(void (*fn)(char *p), char *p)
 		close(to_child[1]);
 		close(from_child[0]);
 		fn(p);
-		send_byte(from_child[1]);
-		wait_byte(to_child[0]);
+		t_send_byte(from_child[1]);
+		t_wait_byte(to_child[0]);
 		_exit(0);
 	}
 	close(to_child[0]);
 	close(from_child[1]);
-	wait_byte(from_child[0]);
+	t_wait_byte(from_child[0]);
 	close(from_child[0]);
 	ch.go = to_child[1];
 	return ch;
@@ -312,7 +298,7 @@ static void reap(struct child ch)
 {
 	int status;
 
-	send_byte(ch.go);
+	t_send_byte(ch.go);
 	close(ch.go);
 	T_EQ(waitpid(ch.pid, &status, 0), ch.pid);
 	T_CHILD_OK(status);
