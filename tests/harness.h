@@ -112,4 +112,49 @@ static inline void t_send_byte(int fd)
 		       WIFEXITED(s_) ? WEXITSTATUS(s_) : WTERMSIG(s_));	\
 } while (0)
 
+/* A forked child paused until t_reap() lets it exit. */
+struct t_child {
+	pid_t pid;
+	int go;		/* a byte written here lets the child exit */
+};
+
+/*
+ * Forks a child that runs fn(arg), tells the parent so and waits: what it
+ * set up stays live for the parent to inspect until t_reap().
+ */
+static inline struct t_child t_spawn_paused(void (*fn)(void *), void *arg)
+{
+	int to_child[2], from_child[2];
+	struct t_child ch;
+
+	T_ASSERT(!pipe(to_child) && !pipe(from_child));
+	fflush(NULL);
+	ch.pid = fork();
+	T_ASSERT(ch.pid >= 0);
+	if (ch.pid == 0) {
+		close(to_child[1]);
+		close(from_child[0]);
+		fn(arg);
+		t_send_byte(from_child[1]);
+		t_wait_byte(to_child[0]);
+		_exit(0);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	t_wait_byte(from_child[0]);
+	close(from_child[0]);
+	ch.go = to_child[1];
+	return ch;
+}
+
+/* Lets a t_spawn_paused() child exit and expects a clean exit 0. */
+#define t_reap(ch) do {							\
+	struct t_child c_ = (ch);					\
+	int st_;							\
+	t_send_byte(c_.go);						\
+	close(c_.go);							\
+	T_EQ(waitpid(c_.pid, &st_, 0), c_.pid);				\
+	T_CHILD_OK(st_);						\
+} while (0)
+
 #endif /* MMKIT_TEST_HARNESS_H */

@@ -305,95 +305,75 @@ static void test_munmap(void)
 	unmap(q, page);
 }
 
+struct two_pages {
+	char *p, *q;
+};
+
+/* The fork child: sees the parent's name, renames, survives a closed registry fd. */
+static void renaming_child(void *arg)
+{
+	struct two_pages *pages = arg;
+	int fd, nul;
+
+	T_NAME(0, pages->p, "parent");
+	T_EQ(mmkit_name(pages->p, page, "child"), 0);
+	T_NAME(0, pages->p, "child");
+	if (!registry)
+		return;
+	fd = registry_fd();
+	/* A program closing descriptors it does not know, then reusing the number. */
+	T_ASSERT(fd >= 0);
+	nul = open("/dev/null", O_RDONLY);
+	T_ASSERT(nul >= 0 && dup2(nul, fd) == fd);
+	close(nul);
+	T_EQ(mmkit_name(pages->q, page, "after-close"), 0);
+	T_ASSERT(registry_fd() >= 0);
+}
+
 static void test_fork(void)
 {
-	char *p = map_pages(1, MAP_PRIVATE), *q = map_pages(1, MAP_PRIVATE);
-	int to_child[2], from_child[2], status, nul;
-	pid_t pid;
+	struct two_pages pages = { map_pages(1, MAP_PRIVATE), map_pages(1, MAP_PRIVATE) };
+	struct t_child ch;
 
 	T_CASE("fork: renaming in the child leaves the parent's name alone");
-	T_EQ(mmkit_name(p, page, "parent"), 0);
-	T_ASSERT(!pipe(to_child) && !pipe(from_child));
-	fflush(NULL);
-	pid = fork();
-	T_ASSERT(pid >= 0);
-	if (pid == 0) {
-		close(to_child[1]);
-		close(from_child[0]);
-		T_NAME(0, p, "parent");
-		T_EQ(mmkit_name(p, page, "child"), 0);
-		T_NAME(0, p, "child");
-		if (registry) {
-			int fd = registry_fd();
-
-			/* A program closing descriptors it does not know, then reusing the number. */
-			T_ASSERT(fd >= 0);
-			nul = open("/dev/null", O_RDONLY);
-			T_ASSERT(nul >= 0 && dup2(nul, fd) == fd);
-			close(nul);
-			T_EQ(mmkit_name(q, page, "after-close"), 0);
-			T_ASSERT(registry_fd() >= 0);
-		}
-		t_send_byte(from_child[1]);
-		t_wait_byte(to_child[0]);
-		_exit(0);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
-	t_wait_byte(from_child[0]);
-	T_NAME(0, p, "parent");
-	T_NAME(pid, p, "child");
-	T_NAME(0, q, NULL);
+	T_EQ(mmkit_name(pages.p, page, "parent"), 0);
+	ch = t_spawn_paused(renaming_child, &pages);
+	T_NAME(0, pages.p, "parent");
+	T_NAME(ch.pid, pages.p, "child");
+	T_NAME(0, pages.q, NULL);
 	if (registry) {
 		T_CASE("registry: a closed descriptor is replaced, names kept");
-		T_NAME(pid, q, "after-close");
+		T_NAME(ch.pid, pages.q, "after-close");
 	}
-	t_send_byte(to_child[1]);
-	T_EQ(waitpid(pid, &status, 0), pid);
-	T_CHILD_OK(status);
-	T_NAME(0, p, "parent");
-	close(to_child[1]);
-	close(from_child[0]);
-	unmap(p, page);
-	unmap(q, page);
+	t_reap(ch);
+	T_NAME(0, pages.p, "parent");
+	unmap(pages.p, page);
+	unmap(pages.q, page);
+}
+
+static void naming_child(void *arg)
+{
+	char *p = arg;
+
+	T_EQ(mmkit_name(p, 4 * page, "seen-from-outside"), 0);
+	p[0] = p[page] = 1;
 }
 
 /* A child of this process names 4 pages, touches 2 and waits; another process reads it. */
 static void read_other_process(void)
 {
 	char *p = map_pages(4, MAP_PRIVATE);
-	int to_child[2], from_child[2], status;
 	struct mmkit_region *r;
-	pid_t pid;
+	struct t_child ch = t_spawn_paused(naming_child, p);
 
-	T_ASSERT(!pipe(to_child) && !pipe(from_child));
-	fflush(NULL);
-	pid = fork();
-	T_ASSERT(pid >= 0);
-	if (pid == 0) {
-		close(to_child[1]);
-		close(from_child[0]);
-		T_EQ(mmkit_name(p, 4 * page, "seen-from-outside"), 0);
-		p[0] = p[page] = 1;
-		t_send_byte(from_child[1]);
-		t_wait_byte(to_child[0]);
-		_exit(0);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
-	t_wait_byte(from_child[0]);
-	T_NAME(pid, p, "seen-from-outside");
+	T_NAME(ch.pid, p, "seen-from-outside");
 	T_NAME(0, p, NULL);
-	r = region_at(pid, p);
+	r = region_at(ch.pid, p);
 	T_EQ(r->start, (uintptr_t)p);
 	T_EQ(r->end, (uintptr_t)p + 4 * page);
 	T_EQ(r->size, 4 * page);
 	T_EQ(r->rss, 2 * page);
-	t_send_byte(to_child[1]);
-	T_EQ(waitpid(pid, &status, 0), pid);
-	T_CHILD_OK(status);
-	close(to_child[1]);
-	close(from_child[0]);
+	t_reap(ch);
 	unmap(p, 4 * page);
 }
 

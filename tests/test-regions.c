@@ -263,49 +263,9 @@ static void test_several(void)
 	unmap_guarded(p, 10);
 }
 
-struct child {
-	pid_t pid;
-	int go;		/* write a byte: the child exits */
-};
-
-/* Forks a child that runs @fn on @p, tells us and waits for the word to exit. */
-static struct child spawn(void (*fn)(char *p), char *p)
+static void child_names(void *arg)
 {
-	int to_child[2], from_child[2];
-	struct child ch;
-
-	T_ASSERT(!pipe(to_child) && !pipe(from_child));
-	fflush(NULL);
-	ch.pid = fork();
-	T_ASSERT(ch.pid >= 0);
-	if (ch.pid == 0) {
-		close(to_child[1]);
-		close(from_child[0]);
-		fn(p);
-		t_send_byte(from_child[1]);
-		t_wait_byte(to_child[0]);
-		_exit(0);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
-	t_wait_byte(from_child[0]);
-	close(from_child[0]);
-	ch.go = to_child[1];
-	return ch;
-}
-
-static void reap(struct child ch)
-{
-	int status;
-
-	t_send_byte(ch.go);
-	close(ch.go);
-	T_EQ(waitpid(ch.pid, &status, 0), ch.pid);
-	T_CHILD_OK(status);
-}
-
-static void child_names(char *p)
-{
+	char *p = arg;
 	size_t i;
 
 	T_EQ(mmkit_name(p + 2 * page, 4 * page, "child-part"), 0);
@@ -316,7 +276,7 @@ static void child_names(char *p)
 static void test_other_process(void)
 {
 	char *p = map_guarded(8);
-	struct child ch = spawn(child_names, p);
+	struct t_child ch = t_spawn_paused(child_names, p);
 	struct collect *c;
 
 	T_CASE("another process: the child's parts and their Rss");
@@ -331,7 +291,7 @@ static void test_other_process(void)
 	c = regions_in(0, p, 8 * page);
 	T_EQ(c->n, 1);
 	T_PART(c, 0, p, 0, 8, NULL);
-	reap(ch);
+	t_reap(ch);
 	unmap_guarded(p, 8);
 }
 
@@ -348,8 +308,9 @@ struct reg_entry {
 #define REG_MAGIC	0x4e4b4d4du
 
 /* Writes a registry no mmkit would write: only the one sound entry may be used. */
-static void child_lies(char *p)
+static void child_lies(void *arg)
 {
+	char *p = arg;
 	struct reg_entry e[6];
 	struct reg_header h = { REG_MAGIC, 1, 0, 6 };
 	int fd, i;
@@ -373,8 +334,9 @@ static void child_lies(char *p)
 }
 
 /* A writer that stopped in the middle of an update, forever. */
-static void child_stuck(char *p)
+static void child_stuck(void *arg)
 {
+	char *p = arg;
 	struct reg_header h;
 	int fd;
 
@@ -388,12 +350,12 @@ static void child_stuck(char *p)
 static void test_hostile(void)
 {
 	char *p = map_guarded(8);
-	struct child ch;
+	struct t_child ch;
 	struct collect *c;
 	int i, sound = 0;
 
 	T_CASE("registry: entries another process could not have made are ignored");
-	ch = spawn(child_lies, p);
+	ch = t_spawn_paused(child_lies, p);
 	c = regions_in(ch.pid, p, 8 * page);
 	for (i = 0; i < c->n; i++) {
 		if (!is_named(&c->r[i]))
@@ -404,12 +366,12 @@ static void test_hostile(void)
 		sound++;
 	}
 	T_EQ(sound, 1);
-	reap(ch);
+	t_reap(ch);
 
 	T_CASE("registry: a writer stuck in an update gives EAGAIN, not a torn read");
-	ch = spawn(child_stuck, p);
+	ch = t_spawn_paused(child_stuck, p);
 	T_EQ(mmkit_regions(ch.pid, collect_fn, regions_in(0, p, 0)), -EAGAIN);
-	reap(ch);
+	t_reap(ch);
 	unmap_guarded(p, 8);
 }
 
