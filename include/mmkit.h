@@ -265,19 +265,12 @@ int mmkit_secret_reserve(size_t bytes);
 /*
  * Memory whose never-written pages read as a repeating pattern, copied on
  * first write.  The contract (see mmkit_refpage(3)) has ten items; each
- * backend keeps some of them, reported as a mask of MMKIT_REFPAGE_ITEM(n).
- *
- *   kmod   /dev/refpage (refpage.ko); not built into this version yet
- *   memfd  default: a small pattern memfd mapped MAP_PRIVATE chunk by
- *          chunk; keeps items 1-10
- *   uffd   fastest: userfaultfd resolved in the faulting thread (SIGBUS);
- *          keeps 1-7, 9, 10 -- not 8: a system call that reads or writes
- *          a never-touched page fails with EFAULT
- *
- * Without a MMKIT_REFPAGE_BACKEND_* flag the environment variable
- * MMKIT_REFPAGE_BACKEND=kmod|memfd|uffd decides, else the best available
- * backend that keeps the whole contract.  Forcing one that cannot work
- * here fails: -ENODEV (kmod without /dev/refpage), -EPERM or -ENOSYS (uffd).
+ * backend (kmod: refpage.ko's /dev/refpage; memfd; uffd) keeps some of
+ * them, reported as a mask of MMKIT_REFPAGE_ITEM(n).  mmkit_refpage(3)
+ * says what each backend keeps and costs, and which one is chosen when no
+ * MMKIT_REFPAGE_BACKEND_* flag and no MMKIT_REFPAGE_BACKEND=kmod|memfd|uffd
+ * in the environment names one.  Forcing one that cannot work here fails:
+ * -ENODEV (kmod without /dev/refpage), -EPERM or -ENOSYS (uffd).
  */
 #define MMKIT_REFPAGE_BACKEND_KMOD	0x1u
 #define MMKIT_REFPAGE_BACKEND_MEMFD	0x2u

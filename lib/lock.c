@@ -8,43 +8,19 @@
  * that the caller can say how much was needed against which limit.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <linux/capability.h>
 
 #include "internal.h"
+#include "procfs.h"
 
-#ifndef MCL_ONFAULT
-#define MCL_ONFAULT	4
-#endif
-#ifndef MLOCK_ONFAULT
-#define MLOCK_ONFAULT	1
-#endif
-
-/* Reads a "Key:   N kB" line of /proc/self/status, in bytes. */
+/* A "Key:   N kB" line of /proc/self/status, in bytes. */
 static int status_bytes(const char *key, unsigned long long *bytes)
 {
-	size_t keylen = strlen(key);
-	char *buf, *line;
-	ssize_t n;
-	int ret = -ENOENT;
-
-	n = sys_read_file("/proc/self/status", &buf);
-	if (n < 0)
-		return (int)n;
-	for (line = buf; line; line = strchr(line, '\n')) {
-		if (*line == '\n')
-			line++;
-		if (!strncmp(line, key, keylen) && line[keylen] == ':') {
-			*bytes = strtoull(line + keylen + 1, NULL, 10) * 1024;
-			ret = 0;
-			break;
-		}
-	}
-	free(buf);
-	return ret;
+	return mmkit__kb_read(AT_FDCWD, "/proc/self/status", key, bytes);
 }
 
 /*
@@ -53,30 +29,27 @@ static int status_bytes(const char *key, unsigned long long *bytes)
  */
 static int locked_in_range(uintptr_t start, uintptr_t end, unsigned long long *bytes)
 {
-	uintptr_t vstart = 0, vend = 0;
-	char *buf, *line;
-	ssize_t n;
+	struct mmkit__lines smaps;
+	const char *line, *eol;
+	struct mmkit__vma v = { 0 }, cur = { 0 };
+	int ret;
 
-	n = sys_read_file("/proc/self/smaps", &buf);
-	if (n < 0)
-		return (int)n;
+	ret = mmkit__lines_open(&smaps, AT_FDCWD, "/proc/self/smaps");
+	if (ret)
+		return ret;
 	*bytes = 0;
-	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		unsigned long a, b;
-
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2) {
-			vstart = a;
-			vend = b;
-		} else if (!strncmp(line, "VmFlags:", 8)) {
-			char *eol = strchr(line, '\n');
-			char *lo = strstr(line, " lo");
-
-			if (lo && (!eol || lo < eol) && vend > start && vstart < end)
-				*bytes += (vend < end ? vend : end) - (vstart > start ? vstart : start);
+	while ((ret = mmkit__lines_next(&smaps, &line, &eol)) == 1) {
+		if (!mmkit__vma_parse(line, eol, &v)) {
+			/* The VMAs are in address order: none after this one is in range. */
+			if (v.start >= end)
+				break;
+			cur = v;
+		} else if (cur.end > start && mmkit__vmflags_has(line, eol, "lo")) {
+			*bytes += (cur.end < end ? cur.end : end) - (cur.start > start ? cur.start : start);
 		}
 	}
-	free(buf);
-	return 0;
+	mmkit__lines_close(&smaps);
+	return ret < 0 ? ret : 0;
 }
 
 static int memlock_base(struct mmkit_memlock *m)

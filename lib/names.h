@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
- * What lib/names.c (mmkit_name() and its registry) and lib/regions.c
- * (mmkit_regions(), which reads registries) share; not installed.
+ * Named anonymous memory, in three files that call one way:
+ *   names.c           mmkit_name(): the kernel's rules, prctl where the
+ *                     kernel names VMAs, else the registry;
+ *   names-registry.c  this process's registry: the memfd other processes
+ *                     read names from (the format below);
+ *   names-read.c      reading the registry of any process, for
+ *                     mmkit_regions() (regions.c).
+ * Not installed.
  */
 #ifndef MMKIT_NAMES_H
 #define MMKIT_NAMES_H
@@ -20,31 +26,42 @@ struct mmkit__name_range {
 	char name[MMKIT_NAME_MAX];
 };
 
-/*
- * The registry of process @pid (0: this one): a malloc'ed array in *@out,
- * sorted by start and not overlapping (NULL when empty).  Returns how many
- * entries, or -errno.  Entries of another process that do not obey the
- * naming rules are left out: that process's memory is not trusted.
- */
-ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out);
-
-/* A line of /proc/PID/maps, or the first line of a VMA in /proc/PID/smaps. */
-struct mmkit__vma {
-	uint64_t start;
-	uint64_t end;
-	char perms[5];
-	const char *path;	/* path_len bytes, not NUL-terminated; "" for none */
-	size_t path_len;
+/* The registry memfd: this header, then `count` entries sorted by start. */
+struct mmkit__registry_header {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t seq;		/* odd while a writer changes the entries */
+	uint32_t count;		/* entries that follow */
 };
 
-/* Parses [line, eol); -EINVAL if it is not a VMA line. */
-int mmkit__vma_parse(const char *line, const char *eol, struct mmkit__vma *v);
-/* 1 if @v is MAP_SHARED | MAP_ANONYMOUS memory: shmem shown as "/dev/zero (deleted)". */
-int mmkit__vma_anon_shmem(const struct mmkit__vma *v);
+#define MMKIT__REGISTRY_NAME	"mmkit-names"
+/* How a registry descriptor reads in /proc/PID/fd. */
+#define MMKIT__REGISTRY_LINK	"/memfd:" MMKIT__REGISTRY_NAME " (deleted)"
+#define MMKIT__REGISTRY_MAGIC	0x4e4b4d4du	/* "MMKN" */
+#define MMKIT__REGISTRY_VERSION	1u
+
+/* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
+int mmkit__kernel_names(void);
+
+/* names-registry.c */
+/* Names [start, end) @name (NULL: no name) in this process's registry, like madvise_walk_vmas(). */
+int mmkit__registry_name(uint64_t start, uint64_t end, const char *name);
+/* A malloc'ed copy of this process's registry entries; how many, or -errno. */
+ssize_t mmkit__registry_copy(struct mmkit__name_range **out);
 /*
- * 1 if the kernel would name @v: madvise_vma_anon_name() refuses a VMA with
- * a file (EBADF) unless it is anonymous shared memory.
+ * Names [start, end) @name (NULL: no name) in the sorted array @e of *@n
+ * entries, which has room for 2 more.
  */
-int mmkit__vma_nameable(const struct mmkit__vma *v);
+void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, uint64_t end,
+		       const char *name);
+
+/*
+ * names-read.c: the registry of process @pid (0: this one), a malloc'ed
+ * array in *@out, sorted by start and not overlapping (NULL when empty).
+ * Returns how many entries, or -errno.  Entries of another process that do
+ * not obey the naming rules are left out: that process's memory is not
+ * trusted.
+ */
+ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out);
 
 #endif /* MMKIT_NAMES_H */

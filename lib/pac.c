@@ -13,11 +13,6 @@
 
 #include "internal.h"
 
-#ifndef PR_PAC_SET_ENABLED_KEYS
-#define PR_PAC_SET_ENABLED_KEYS	60
-#define PR_PAC_GET_ENABLED_KEYS	61
-#endif
-
 #if defined(__aarch64__)
 #include <asm/hwcap.h>
 

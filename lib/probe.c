@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * mmkit_probe(): what this kernel offers and which backend each feature
- * uses.  Each feature's own file answers for it (mmkit__probe_*); the
- * answers are computed once and cached, like the features' own decisions.
+ * uses.  Each feature's own file answers for it (feature.h); this file
+ * only gathers the answers, once per process, and caches them like the
+ * features cache their own decisions.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <linux/userfaultfd.h>
 
 #include "internal.h"
 
@@ -46,40 +43,6 @@ MMKIT_EXPORT const char *mmkit_status_name(enum mmkit_status status)
 	return status_names[status];
 }
 
-void mmkit__feature_set(struct mmkit_feature *f, enum mmkit_status status,
-			const char *backend, const char *fmt, ...)
-{
-	va_list ap;
-
-	f->status = status;
-	snprintf(f->backend, sizeof(f->backend), "%s", backend);
-	va_start(ap, fmt);
-	vsnprintf(f->reason, sizeof(f->reason), fmt, ap);
-	va_end(ap);
-}
-
-void mmkit__probe_userfaultfd(struct mmkit_feature *f)
-{
-	int fd = sys_userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-
-	if (fd == -EINVAL)
-		fd = sys_userfaultfd(O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0) {
-		sys_close(fd);
-		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "syscall",
-				   "userfaultfd(2) works for this process");
-	} else if (fd == -ENOSYS) {
-		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
-				   "userfaultfd: ENOSYS: kernel built without CONFIG_USERFAULTFD");
-	} else if (fd == -EPERM) {
-		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
-				   "userfaultfd: EPERM: vm.unprivileged_userfaultfd=0 and no CAP_SYS_PTRACE");
-	} else {
-		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none",
-				   "userfaultfd: %s", strerror(-fd));
-	}
-}
-
 static void probe_all(void)
 {
 	mmkit__probe_refpage(&cached.feature[MMKIT_FEATURE_REFPAGE]);
@@ -96,16 +59,5 @@ MMKIT_EXPORT int mmkit_probe(struct mmkit_features *f)
 		return -EINVAL;
 	pthread_once(&cached_once, probe_all);
 	*f = cached;
-	return 0;
-}
-
-int mmkit__check_range(const void *addr, size_t len, int aligned)
-{
-	uintptr_t start = (uintptr_t)addr;
-
-	if (!len || start + len < start)
-		return -EINVAL;
-	if (aligned && (start & (sys_page_size() - 1)))
-		return -EINVAL;
 	return 0;
 }

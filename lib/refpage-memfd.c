@@ -1,39 +1,16 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * The memfd backend: a memfd holding the pattern, mapped MAP_PRIVATE and
- * MAP_FIXED chunk by chunk over the range.  Reads map the memfd's shared
- * page-cache pages, the first write to a page copies it (a private
- * file-backed copy on write), MADV_DONTNEED drops the copy so the page
- * reads as the pattern again, and fork(2) and the kernel's own accesses
- * (read(2) into a page nobody touched) need nothing from user space.
- *
- * Each chunk is one VMA, counted against vm.max_map_count (65530 by
- * default), and each VMA costs a mmap and a munmap.  The memfd's pages are
- * page cache shared by every mapping, so a bigger memfd costs its size
- * once per object, not per mapping: it grows to the largest range asked
- * for, from CHUNK_MIN up to CHUNK_MAX, so that a range up to 64 MiB is a
- * single VMA and 4 TiB of ranges fit in the default vm.max_map_count.
- *
- * The kmod backend maps refpage.ko's descriptor with the same code: every
- * offset of that file is the pattern, so it never grows nor needs chunks.
+ * The memfd backend: a memfd holding the pattern, mapped over the range
+ * by refpage-file.c, which says how.  The memfd starts empty and grows as
+ * ranges ask for more (file_grow()).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "refpage.h"
 
-#ifndef MFD_CLOEXEC
-#define MFD_CLOEXEC		0x0001U
-#endif
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL		0x0008U
-#endif
-
 #define MEMFD_NAME		"mmkit-refpage"
-#define CHUNK_MIN		(2UL << 20)
-#define CHUNK_MAX		(64UL << 20)
 
 /*
  * MFD_NOEXEC_SEAL (6.3) keeps the pattern from ever being executable and
@@ -76,146 +53,6 @@ static int memfd_create_backend(struct mmkit_refpage *rp)
 	rp->fd = fd;
 	rp->chunk = 0;
 	return 0;
-}
-
-void refpage__file_destroy(struct mmkit_refpage *rp)
-{
-	/* Live mappings hold their own reference to the file and keep working. */
-	sys_close(rp->fd);
-}
-
-/* The memfd size a range of @len bytes wants: all of it, up to CHUNK_MAX. */
-static size_t chunk_for(size_t len)
-{
-	size_t want = CHUNK_MIN;
-
-	while (want < CHUNK_MAX && want < len)
-		want *= 2;
-	return want;
-}
-
-/*
- * Grows the memfd to at least @want bytes of pattern and returns its size
- * in @chunk.  Existing mappings only use offsets below the old size, so
- * growing never disturbs them.  A kmod file is unlimited already.
- */
-static int memfd_grow(struct mmkit_refpage *rp, size_t want, size_t *chunk)
-{
-	size_t page = sys_page_size(), off;
-	unsigned char *p;
-	void *mem;
-	int ret = 0;
-
-	pthread_mutex_lock(&rp->lock);
-	if (rp->chunk >= want)
-		goto out;
-	ret = sys_ftruncate(rp->fd, (off_t)want);
-	if (ret)
-		goto out;
-	ret = sys_mmap(NULL, want - rp->chunk, PROT_READ | PROT_WRITE, MAP_SHARED, rp->fd,
-		       (off_t)rp->chunk, &mem);
-	if (ret)
-		goto out;
-	p = mem;
-	for (off = 0; off < want - rp->chunk; off += page)
-		memcpy(p + off, rp->page, page);
-	sys_munmap(mem, want - rp->chunk);
-	rp->chunk = want;
-out:
-	*chunk = rp->chunk;
-	pthread_mutex_unlock(&rp->lock);
-	return ret;
-}
-
-int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
-{
-	size_t chunk, off, n;
-	void *mem, *mapped;
-	int ret;
-
-	ret = memfd_grow(rp, chunk_for(len), &chunk);
-	if (ret)
-		return ret;
-	/*
-	 * One mapping of the whole length places the range and serves its
-	 * first chunk; what lies past the end of the file is covered by the
-	 * other chunks before anyone can touch it.
-	 */
-	ret = sys_mmap(NULL, len, prot, MAP_PRIVATE, rp->fd, 0, &mem);
-	if (ret)
-		return ret;
-	for (off = chunk; off < len && !ret; off += n) {
-		n = len - off < chunk ? len - off : chunk;
-		ret = sys_mmap((unsigned char *)mem + off, n, prot, MAP_PRIVATE | MAP_FIXED,
-			       rp->fd, 0, &mapped);
-	}
-	if (ret) {
-		sys_munmap(mem, len);
-		return ret;
-	}
-	*addr = mem;
-	return 0;
-}
-
-/* Copies a run of present pages to the new mapping, @arg bytes away. */
-static int memfd_copy_run(struct mmkit_refpage *rp, const struct refpage_piece *run, void *arg)
-{
-	size_t len = run->end - run->start;
-	int ret = 0;
-
-	(void)rp;
-	if (!(run->prot & PROT_READ))
-		ret = sys_mprotect((void *)run->start, len, PROT_READ);
-	if (!ret)
-		memcpy((void *)(run->start + *(intptr_t *)arg), (void *)run->start, len);
-	return ret;
-}
-
-/*
- * Builds the pattern mapping elsewhere, copies the present pages into it,
- * then moves it over the piece chunk by chunk: mremap(2) replaces the old
- * pages atomically, so the range never has a hole another thread's mmap
- * could take, and if a move fails every page still holds its data.  Once
- * done, the whole piece is the memfd's, so MADV_DONTNEED on a kept page
- * brings the pattern back too.
- */
-static int memfd_attach_piece(struct mmkit_refpage *rp, const struct refpage_piece *piece,
-			      void *arg)
-{
-	size_t len = piece->end - piece->start;
-	uintptr_t done;
-	intptr_t delta;
-	void *fresh;
-	int ret;
-
-	(void)arg;
-	ret = refpage__file_map(rp, len, PROT_READ | PROT_WRITE, &fresh);
-	if (ret)
-		return ret;
-	delta = (intptr_t)((uintptr_t)fresh - piece->start);
-	ret = refpage__for_each_present_run(rp, piece, memfd_copy_run, &delta);
-	if (!ret && piece->prot != (PROT_READ | PROT_WRITE))
-		ret = sys_mprotect(fresh, len, piece->prot);
-	if (!ret)
-		ret = refpage__move(rp, fresh, len, (void *)piece->start, &done);
-	else
-		done = (uintptr_t)fresh;
-	if (ret) {
-		sys_munmap((void *)done, (uintptr_t)fresh + len - done);
-		sys_mprotect((void *)piece->start, len, piece->prot);
-	}
-	return ret;
-}
-
-int refpage__file_attach(struct mmkit_refpage *rp, void *addr, size_t len)
-{
-	return refpage__for_each_piece(rp, addr, len, 1, memfd_attach_piece, NULL);
-}
-
-int refpage__file_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
-{
-	(void)rp;
-	return sys_munmap(addr, len);
 }
 
 const struct refpage_backend refpage__memfd = {

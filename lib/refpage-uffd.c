@@ -35,10 +35,6 @@
 
 #include "refpage.h"
 
-#ifndef UFFD_USER_MODE_ONLY
-#define UFFD_USER_MODE_ONLY	1
-#endif
-
 #define BATCH_MAX		256
 #define SLOTS_PER_BLOCK		1024
 #define BLOCKS			64
@@ -64,19 +60,25 @@ static int user_mode_only_refused;
 static __thread uintptr_t batch_next __attribute__((tls_model("initial-exec")));
 static __thread unsigned int batch_pages __attribute__((tls_model("initial-exec")));
 
-static int uffd_open(void)
+/* userfaultfd(2), user-mode faults only where the kernel allows that (5.11). */
+static int uffd_syscall(void)
 {
-	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_SIGBUS };
-	int fd, ret;
+	int fd;
 
 	if (!__atomic_load_n(&user_mode_only_refused, __ATOMIC_RELAXED)) {
 		fd = sys_userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
 		if (fd != -EINVAL)
-			goto opened;
+			return fd;
 		__atomic_store_n(&user_mode_only_refused, 1, __ATOMIC_RELAXED);
 	}
-	fd = sys_userfaultfd(O_CLOEXEC | O_NONBLOCK);
-opened:
+	return sys_userfaultfd(O_CLOEXEC | O_NONBLOCK);
+}
+
+static int uffd_open(void)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_SIGBUS };
+	int fd = uffd_syscall(), ret;
+
 	if (fd < 0)
 		return fd;
 	ret = sys_ioctl(fd, UFFDIO_API, &api);
@@ -88,24 +90,45 @@ opened:
 	return fd;
 }
 
+/* Why userfaultfd failed with @err, for people. */
+static void uffd_describe(int err, char *why, size_t len)
+{
+	if (err == -EPERM)
+		snprintf(why, len, "userfaultfd: EPERM: vm.unprivileged_userfaultfd=0, "
+			 "no CAP_SYS_PTRACE, no UFFD_USER_MODE_ONLY (5.11)");
+	else if (err == -ENOSYS)
+		snprintf(why, len, "userfaultfd: ENOSYS: kernel built without CONFIG_USERFAULTFD");
+	else if (err == -EOPNOTSUPP)
+		snprintf(why, len, "userfaultfd: no UFFD_FEATURE_SIGBUS (4.14)");
+	else
+		snprintf(why, len, "userfaultfd: %s", strerror(-err));
+}
+
 static int uffd_available(char *why, size_t len)
 {
 	int fd = uffd_open();
 
-	if (fd >= 0) {
-		sys_close(fd);
-		return 0;
+	if (fd < 0) {
+		uffd_describe(fd, why, len);
+		return fd;
 	}
-	if (fd == -EPERM)
-		snprintf(why, len, "userfaultfd: EPERM: vm.unprivileged_userfaultfd=0, "
-			 "no CAP_SYS_PTRACE, no UFFD_USER_MODE_ONLY (5.11)");
-	else if (fd == -ENOSYS)
-		snprintf(why, len, "userfaultfd: ENOSYS: kernel built without CONFIG_USERFAULTFD");
-	else if (fd == -EOPNOTSUPP)
-		snprintf(why, len, "userfaultfd: no UFFD_FEATURE_SIGBUS (4.14)");
-	else
-		snprintf(why, len, "userfaultfd: %s", strerror(-fd));
-	return fd;
+	sys_close(fd);
+	return 0;
+}
+
+/* The system call itself, whether or not the refpage backend can use it. */
+void mmkit__probe_userfaultfd(struct mmkit_feature *f)
+{
+	char why[MMKIT_REASON_MAX];
+	int fd = uffd_syscall();
+
+	if (fd < 0) {
+		uffd_describe(fd, why, sizeof(why));
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", why);
+		return;
+	}
+	sys_close(fd);
+	mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "syscall", "userfaultfd(2) works for this process");
 }
 
 static struct uffd_slot *slot_at(unsigned int i)

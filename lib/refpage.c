@@ -3,23 +3,15 @@
  * Reference pages: memory whose never-written pages read as a pattern.
  *
  * The kernel proposal (refpage_create, 2021) was never merged, so the
- * backends build it from stock parts (struct refpage_backend, refpage.h):
- *
- *   kmod   /dev/refpage from refpage.ko: the kernel maps one shared page
- *          on read faults and copies it on write, with no chunks at all;
- *   memfd  a pattern-filled memfd mapped MAP_PRIVATE over the range: the
- *          kernel itself serves every fault, user or kernel mode, so the
- *          whole contract holds, but each chunk is one VMA and each first
- *          write is a file copy-on-write fault, slower than anonymous ones;
- *   uffd   userfaultfd resolved in the faulting thread: batches of pages
- *          per fault make it the fastest, but unprivileged it cannot serve
- *          faults taken by the kernel (contract item 8).
- *
- * The default is the first backend in that order that is available and
- * keeps the whole contract; uffd is only ever used when asked for.
+ * backends build it from stock parts (struct refpage_backend, refpage.h),
+ * each described in its own file: refpage-kmod.c, refpage-memfd.c,
+ * refpage-uffd.c.  The default is the first backend of backends[] below
+ * that is available and keeps the whole contract; uffd, which cannot serve
+ * faults taken by the kernel (contract item 8), only when asked for.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +21,6 @@
 #include "refpage.h"
 
 #define REFPAGE_ENV		"MMKIT_REFPAGE_BACKEND"
-
-#define PAGEMAP_PRESENT		(1ULL << 63)
-#define PAGEMAP_SWAPPED		(1ULL << 62)
-#define PAGEMAP_BATCH		512
 
 /* In order of preference for the default. */
 static const struct refpage_backend *const backends[] = {
@@ -236,35 +224,6 @@ static int first_prot(struct mmkit_refpage *rp, const struct refpage_piece *piec
 	return 1;
 }
 
-struct move {
-	intptr_t delta;
-	uintptr_t done;		/* moved up to here */
-};
-
-static int move_piece(struct mmkit_refpage *rp, const struct refpage_piece *piece, void *arg)
-{
-	struct move *mv = arg;
-	size_t len = piece->end - piece->start;
-	void *moved;
-	int ret;
-
-	(void)rp;
-	ret = sys_mremap((void *)piece->start, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
-			 (void *)(piece->start + mv->delta), &moved);
-	if (!ret)
-		mv->done = piece->end;
-	return ret;
-}
-
-int refpage__move(struct mmkit_refpage *rp, void *from, size_t len, void *to, uintptr_t *done)
-{
-	struct move mv = { (intptr_t)((uintptr_t)to - (uintptr_t)from), (uintptr_t)from };
-	int ret = refpage__for_each_piece(rp, from, len, 0, move_piece, &mv);
-
-	*done = mv.done;
-	return ret;
-}
-
 /*
  * A range is several mappings (memfd chunks, pieces split by mprotect or
  * attach) and mremap(2) moves one at a time; a userfaultfd registration
@@ -321,164 +280,19 @@ MMKIT_EXPORT unsigned int mmkit_refpage_contract(const struct mmkit_refpage *rp)
 	return rp ? rp->backend->contract : 0;
 }
 
-/* Parses one /proc/self/maps line into @piece; @anon: private anonymous memory. */
-static int parse_maps_line(const char *line, struct refpage_piece *piece, int *anon)
+/* printf() at @buf + *@used, advancing *@used; output beyond @len is cut. */
+static void __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t len, size_t *used, const char *fmt, ...)
 {
-	unsigned long start, end, off, inode;
-	unsigned int major, minor;
-	char perms[5];
-	int pos = 0;
-	const char *path;
+	va_list ap;
+	int n;
 
-	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu%n", &start, &end, perms, &off, &major,
-		   &minor, &inode, &pos) < 7 || !pos)
-		return -EIO;
-	/* Not " %n": that would skip the newline of a line without a path. */
-	for (path = line + pos; *path == ' ' || *path == '\t'; path++)
-		;
-	piece->start = start;
-	piece->end = end;
-	piece->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-		      (perms[2] == 'x' ? PROT_EXEC : 0);
-	/* The heap and named anonymous memory are anonymous too; [stack] and [vdso] are not ours. */
-	*anon = perms[3] == 'p' && !inode &&
-		(*path == '\n' || !*path || !strncmp(path, "[heap]", 6) ||
-		 !strncmp(path, "[anon:", 6));
-	return 0;
-}
-
-int refpage__for_each_piece(struct mmkit_refpage *rp, void *addr, size_t len,
-			    int anon_only, refpage_piece_fn fn, void *arg)
-{
-	uintptr_t cursor = (uintptr_t)addr, end = cursor + len;
-	struct refpage_piece piece;
-	char *buf, *line;
-	int anon, ret = 0;
-	ssize_t n;
-
-	n = sys_read_file("/proc/self/maps", &buf);
-	if (n < 0)
-		return (int)n;
-	for (line = buf; line && *line && cursor < end; line = strchr(line, '\n'),
-	     line = line ? line + 1 : NULL) {
-		ret = parse_maps_line(line, &piece, &anon);
-		if (ret)
-			break;
-		if (piece.end <= cursor)
-			continue;
-		/* A hole, like mprotect(2) and madvise(2) report it. */
-		if (piece.start > cursor) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (anon_only && !anon) {
-			ret = -EINVAL;
-			break;
-		}
-		piece.start = cursor;
-		if (piece.end > end)
-			piece.end = end;
-		cursor = piece.end;
-		ret = fn(rp, &piece, arg);
-		if (ret)
-			break;
-	}
-	free(buf);
-	if (ret)
-		return ret < 0 ? ret : 0;
-	return cursor < end ? -ENOMEM : 0;
-}
-
-/*
- * Which of @count pages from @addr are present or swapped out, from
- * /proc/self/pagemap; fd -1: from mincore(2), which cannot see swapped-out
- * pages and is only used when no swap is on.
- */
-static int pages_present(int fd, uintptr_t addr, size_t count, unsigned char *present)
-{
-	unsigned long long entries[PAGEMAP_BATCH];
-	size_t page = sys_page_size(), i;
-	ssize_t n;
-	int ret;
-
-	if (fd < 0) {
-		ret = sys_mincore((void *)addr, count * page, present);
-		for (i = 0; !ret && i < count; i++)
-			present[i] &= 1;
-		return ret;
-	}
-	n = sys_pread(fd, entries, count * sizeof(entries[0]),
-		      (off_t)(addr / page * sizeof(entries[0])));
-	if (n != (ssize_t)(count * sizeof(entries[0])))
-		return n < 0 ? (int)n : -EIO;
-	for (i = 0; i < count; i++)
-		present[i] = !!(entries[i] & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED));
-	return 0;
-}
-
-/*
- * A process that changed its credentials (a daemon dropping root) is not
- * dumpable and may not read its own pagemap: then mincore(2), if no swap
- * could hold a page it would miss.
- */
-static int open_pagemap(int *fd)
-{
-	char *swaps, *nl;
-	ssize_t n;
-	int swap_on;
-
-	*fd = sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
-	if (*fd >= 0)
-		return 0;
-	if (*fd != -EACCES && *fd != -EPERM)
-		return *fd;
-	n = sys_read_file("/proc/swaps", &swaps);
-	if (n < 0)
-		return *fd;
-	/* A header line and nothing after it: no swap. */
-	nl = strchr(swaps, '\n');
-	swap_on = !nl || nl[1];
-	free(swaps);
-	if (swap_on)
-		return *fd;
-	*fd = -1;
-	return 0;
-}
-
-int refpage__for_each_present_run(struct mmkit_refpage *rp, const struct refpage_piece *piece,
-				  refpage_piece_fn fn, void *arg)
-{
-	size_t page = sys_page_size(), i, count;
-	unsigned char present[PAGEMAP_BATCH];
-	struct refpage_piece run = { 0, 0, piece->prot };
-	uintptr_t addr = piece->start;
-	int fd, ret = 0;
-
-	ret = open_pagemap(&fd);
-	if (ret)
-		return ret;
-	while (addr < piece->end && !ret) {
-		count = (piece->end - addr) / page;
-		if (count > PAGEMAP_BATCH)
-			count = PAGEMAP_BATCH;
-		ret = pages_present(fd, addr, count, present);
-		for (i = 0; i < count && !ret; i++, addr += page) {
-			if (present[i]) {
-				if (run.end != addr)
-					run.start = addr;
-				run.end = addr + page;
-				continue;
-			}
-			if (run.end == addr && run.start < run.end)
-				ret = fn(rp, &run, arg);
-			run.start = run.end = 0;
-		}
-	}
-	if (!ret && run.start < run.end)
-		ret = fn(rp, &run, arg);
-	if (fd >= 0)
-		sys_close(fd);
-	return ret;
+	if (*used >= len - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	*used = n < 0 || (size_t)n >= len - *used ? len - 1 : *used + (size_t)n;
 }
 
 /* "1-10", "1-7,9,10": the items of @mask, for people. */
@@ -494,53 +308,56 @@ static void format_items(unsigned int mask, char *buf, size_t len)
 		first = n;
 		while (n < 10 && (mask & MMKIT_REFPAGE_ITEM(n + 1)))
 			n++;
-		if (n - first >= 2)
-			used += snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", first, n);
-		else if (n > first)
-			used += snprintf(buf + used, len - used, "%s%d,%d", used ? "," : "", first, n);
-		else
-			used += snprintf(buf + used, len - used, "%s%d", used ? "," : "", n);
-		if (used >= len)
-			return;
+		append(buf, len, &used, "%s%d", used ? "," : "", first);
+		if (n > first)
+			append(buf, len, &used, "%s%d", n - first >= 2 ? "-" : ",", n);
 	}
 }
 
-/* "uffd keeps items 1-7,9,10, not 8: ..." */
-static void describe(const struct refpage_backend *be, char *buf, size_t len)
+/* "opt-in uffd keeps items 1-7,9,10, not 8: ...": what @be keeps. */
+static void describe(const struct refpage_backend *be, char *buf, size_t len, size_t *used)
 {
 	char items[32];
 
 	format_items(be->contract, items, sizeof(items));
-	snprintf(buf, len, "%s keeps items %s%s", be->name, items,
-		 be->contract & MMKIT_REFPAGE_ITEM(8) ? "" :
-		 ", not 8: syscalls on untouched pages EFAULT");
+	append(buf, len, used, "%s%s keeps items %s%s",
+	       be->contract == MMKIT_REFPAGE_FULL_CONTRACT ? "" : "opt-in ", be->name, items,
+	       be->contract & MMKIT_REFPAGE_ITEM(8) ? "" : ", not 8: syscalls on untouched pages EFAULT");
 }
 
+/*
+ * The reason names the backend in use and what it keeps (or why there is
+ * none), then each other backend in order of preference: what it keeps if
+ * it is available, why not if it is not.
+ */
 void mmkit__probe_refpage(struct mmkit_feature *f)
 {
-	char kmod_why[64], why[128], chosen[96], other[160];
 	const char *env = secure_getenv(REFPAGE_ENV);
-	const struct refpage_backend *be;
+	const struct refpage_backend *chosen = NULL;
+	char reason[MMKIT_REASON_MAX], why[128];
+	size_t used = 0, i;
 	int ret;
 
-	refpage__kmod.available(kmod_why, sizeof(kmod_why));
-	ret = select_backend(0, &be);
-	if (!ret && be == &refpage__uffd) {
-		describe(&refpage__memfd, other, sizeof(other));
-	} else if (refpage__uffd.available(why, sizeof(why))) {
-		snprintf(other, sizeof(other), "uffd: %s", why);
-	} else {
-		describe(&refpage__uffd, why, sizeof(why));
-		snprintf(other, sizeof(other), "opt-in %s", why);
+	reason[0] = '\0';
+	ret = select_backend(0, &chosen);
+	if (env && *env)
+		append(reason, sizeof(reason), &used, "%s=%.32s: ", REFPAGE_ENV, env);
+	if (ret)
+		append(reason, sizeof(reason), &used, "no backend: %s", strerror(-ret));
+	else
+		describe(chosen, reason, sizeof(reason), &used);
+	for (i = 0; i < NBACKENDS; i++) {
+		if (backends[i] == chosen)
+			continue;
+		append(reason, sizeof(reason), &used, "; ");
+		if (backends[i]->available(why, sizeof(why)))
+			append(reason, sizeof(reason), &used, "%s: %s", backends[i]->name, why);
+		else
+			describe(backends[i], reason, sizeof(reason), &used);
 	}
-	if (ret) {
-		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s%s: %s; kmod: %s; %s",
-				   env && *env ? REFPAGE_ENV "=" : "no backend",
-				   env && *env ? env : "", strerror(-ret), kmod_why, other);
-		return;
-	}
-	describe(be, chosen, sizeof(chosen));
-	mmkit__feature_set(f, be == &refpage__kmod ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK,
-			   be->name, "%s%s; kmod: %s; %s", env && *env ? REFPAGE_ENV ": " : "",
-			   chosen, kmod_why, other);
+	if (ret)
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", reason);
+	else
+		mmkit__feature_set(f, chosen == &refpage__kmod ? MMKIT_STATUS_NATIVE :
+				   MMKIT_STATUS_FALLBACK, chosen->name, "%s", reason);
 }

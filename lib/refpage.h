@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
- * Reference pages, shared by the front end (refpage.c) and its backends
- * (refpage-memfd.c, refpage-uffd.c).  Not installed.
+ * Reference pages: what the front end (refpage.c), its backends
+ * (refpage-kmod.c, refpage-memfd.c, refpage-uffd.c) and the layers below
+ * them (refpage-file.c, refpage-range.c) share.  Calls go one way: front
+ * end, backends, layers.  Not installed.
  */
 #ifndef MMKIT_REFPAGE_H
 #define MMKIT_REFPAGE_H
@@ -53,7 +55,7 @@ extern const struct refpage_backend refpage__uffd;
 
 /*
  * Mapping a file whose pages all hold the pattern, MAP_PRIVATE, chunk by
- * chunk: shared by the memfd and kmod backends (refpage-memfd.c).
+ * chunk: shared by the memfd and kmod backends (refpage-file.c).
  */
 #define REFPAGE_CHUNK_UNLIMITED	SIZE_MAX
 void refpage__file_destroy(struct mmkit_refpage *rp);
@@ -71,8 +73,11 @@ struct refpage_piece {
 typedef int (*refpage_piece_fn)(struct mmkit_refpage *rp, const struct refpage_piece *piece,
 				void *arg);
 
+/* Walking and moving the mappings of a range (refpage-range.c). */
+
 /*
- * Calls @fn for each mapping's share of [addr, addr + len), in order.
+ * Calls @fn for each mapping's share of [addr, addr + len), in order,
+ * until it returns non-zero (a positive value stops the walk with 0).
  * -ENOMEM if part of the range is unmapped; -EINVAL if a piece is not
  * private anonymous memory when @anon_only.
  */

@@ -17,16 +17,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "names.h"
-
-#define PM_PRESENT	(1ULL << 63)
-#define PM_SWAP		(1ULL << 62)
-/* pagemap entries read at a time: 4 KiB of stack. */
-#define PAGEMAP_BATCH	512
+#include "procfs.h"
 
 /* The values of a VMA or a part of one; the last two are pagemap page counts. */
 enum { V_SIZE, V_RSS, V_PSS, V_PRIVATE_DIRTY, V_SWAP, V_LOCKED, V_PRESENT, V_SWAPPED, V_COUNT };
@@ -35,12 +32,12 @@ static const struct {
 	const char *key;
 	int v;
 } smaps_keys[] = {
-	{ "Size:", V_SIZE },
-	{ "Rss:", V_RSS },
-	{ "Pss:", V_PSS },
-	{ "Private_Dirty:", V_PRIVATE_DIRTY },
-	{ "Swap:", V_SWAP },
-	{ "Locked:", V_LOCKED },
+	{ "Size", V_SIZE },
+	{ "Rss", V_RSS },
+	{ "Pss", V_PSS },
+	{ "Private_Dirty", V_PRIVATE_DIRTY },
+	{ "Swap", V_SWAP },
+	{ "Locked", V_LOCKED },
 };
 
 struct part {
@@ -51,7 +48,7 @@ struct part {
 };
 
 struct walk {
-	char dir[32];			/* "/proc/self" or "/proc/PID" */
+	int dirfd;			/* /proc/self or /proc/PID */
 	mmkit_region_fn fn;
 	void *arg;
 	struct mmkit__name_range *names;
@@ -61,100 +58,15 @@ struct walk {
 	int pagemap_fd;			/* -1 until needed */
 	int pagemap_failed;
 	struct mmkit_region r;
+	struct mmkit__vma vma;		/* the VMA being read, its path in path */
+	char path[PATH_MAX + 32];
 };
-
-static const char *parse_hex(const char *p, const char *eol, uint64_t *out)
-{
-	const char *start = p;
-	uint64_t v = 0;
-
-	for (; p < eol && p - start < 16; p++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else
-			break;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (p == start)
-		return NULL;
-	*out = v;
-	return p;
-}
-
-static const char *parse_dec(const char *p, const char *eol, unsigned long long *out)
-{
-	const char *start = p;
-	unsigned long long v = 0;
-
-	for (; p < eol && p - start < 19 && *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (unsigned long long)(*p - '0');
-	if (p == start)
-		return NULL;
-	*out = v;
-	return p;
-}
-
-/* "start-end perms offset major:minor inode   path" */
-int mmkit__vma_parse(const char *line, const char *eol, struct mmkit__vma *v)
-{
-	const char *p = line;
-	unsigned long long inode;
-	uint64_t x;
-
-	p = parse_hex(p, eol, &v->start);
-	if (!p || p == eol || *p != '-')
-		return -EINVAL;
-	p = parse_hex(p + 1, eol, &v->end);
-	if (!p || eol - p < 6 || *p != ' ' || p[5] != ' ')
-		return -EINVAL;
-	memcpy(v->perms, p + 1, 4);
-	v->perms[4] = '\0';
-	p = parse_hex(p + 6, eol, &x);
-	if (!p || p == eol || *p != ' ')
-		return -EINVAL;
-	p = parse_hex(p + 1, eol, &x);
-	if (!p || p == eol || *p != ':')
-		return -EINVAL;
-	p = parse_hex(p + 1, eol, &x);
-	if (!p || p == eol || *p != ' ')
-		return -EINVAL;
-	p = parse_dec(p + 1, eol, &inode);
-	if (!p || v->start >= v->end)
-		return -EINVAL;
-	while (p < eol && *p == ' ')
-		p++;
-	v->path = p;
-	v->path_len = (size_t)(eol - p);
-	return 0;
-}
-
-static int path_is(const struct mmkit__vma *v, const char *s)
-{
-	size_t n = strlen(s);
-
-	return v->path_len == n && !memcmp(v->path, s, n);
-}
 
 static int path_starts(const struct mmkit__vma *v, const char *s)
 {
 	size_t n = strlen(s);
 
 	return v->path_len >= n && !memcmp(v->path, s, n);
-}
-
-int mmkit__vma_anon_shmem(const struct mmkit__vma *v)
-{
-	return v->perms[3] == 's' && path_is(v, "/dev/zero (deleted)");
-}
-
-int mmkit__vma_nameable(const struct mmkit__vma *v)
-{
-	/* Files show a path; anonymous and special mappings none or [...]. */
-	return !v->path_len || v->path[0] == '[' || mmkit__vma_anon_shmem(v);
 }
 
 /* Kind and name of a VMA as the kernel shows it. */
@@ -171,9 +83,9 @@ static void classify(const struct mmkit__vma *v, struct mmkit_region *r)
 	} else if (path_starts(v, "[anon_shmem:") && v->path[len - 1] == ']') {
 		r->kind = MMKIT_REGION_ANON_NAMED;
 		skip = 12;
-	} else if (path_is(v, "[heap]")) {
+	} else if (mmkit__vma_path_is(v, "[heap]")) {
 		r->kind = MMKIT_REGION_HEAP;
-	} else if (path_is(v, "[stack]") || path_starts(v, "[stack:")) {
+	} else if (mmkit__vma_path_is(v, "[stack]") || path_starts(v, "[stack:")) {
 		r->kind = MMKIT_REGION_STACK;
 	} else if (v->path[0] == '[') {
 		r->kind = MMKIT_REGION_SPECIAL;
@@ -186,23 +98,14 @@ static void classify(const struct mmkit__vma *v, struct mmkit_region *r)
 	r->name[len] = '\0';
 }
 
-/* "Key:   N kB" lines of smaps, in bytes. */
+/* The "Key:   N kB" lines of smaps that matter here, in bytes. */
 static void smaps_field(const char *line, const char *eol, unsigned long long *v)
 {
-	unsigned long long kb;
-	const char *p;
-	size_t i, n;
+	size_t i;
 
-	for (i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++) {
-		n = strlen(smaps_keys[i].key);
-		if ((size_t)(eol - line) <= n || memcmp(line, smaps_keys[i].key, n))
-			continue;
-		for (p = line + n; p < eol && *p == ' '; p++)
-			;
-		if (parse_dec(p, eol, &kb))
-			v[smaps_keys[i].v] = kb * 1024;
-		return;
-	}
+	for (i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++)
+		if (mmkit__kb_line(line, eol, smaps_keys[i].key, &v[smaps_keys[i].v]))
+			return;
 }
 
 /*
@@ -241,36 +144,27 @@ static void share(struct part *p, size_t n, unsigned long long total, int w, int
 	p[heaviest].v[out] += total - given;
 }
 
+static int count_run(uint64_t start, uint64_t end, enum mmkit__page_state state, void *arg)
+{
+	struct part *p = arg;
+	uint64_t pages = (end - start) / sys_page_size();
+
+	if (state == MMKIT__PAGE_PRESENT)
+		p->v[V_PRESENT] += pages;
+	else if (state == MMKIT__PAGE_SWAPPED)
+		p->v[V_SWAPPED] += pages;
+	return 0;
+}
+
 /* Counts the present and swapped pages of @p from pagemap. */
 static int pagemap_count(struct walk *w, struct part *p)
 {
-	uint64_t buf[PAGEMAP_BATCH];
-	size_t page = sys_page_size(), i, cnt;
-	uint64_t pg = p->start / page, last = p->end / page;
-	char path[48];
-	ssize_t n;
-
 	if (w->pagemap_fd < 0) {
-		snprintf(path, sizeof(path), "%s/pagemap", w->dir);
-		w->pagemap_fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+		w->pagemap_fd = sys_openat(w->dirfd, "pagemap", O_RDONLY | O_CLOEXEC, 0);
 		if (w->pagemap_fd < 0)
 			return w->pagemap_fd;
 	}
-	for (; pg < last; pg += cnt) {
-		cnt = last - pg < PAGEMAP_BATCH ? (size_t)(last - pg) : PAGEMAP_BATCH;
-		n = sys_pread(w->pagemap_fd, buf, cnt * sizeof(buf[0]), (off_t)(pg * sizeof(buf[0])));
-		if (n < 0)
-			return (int)n;
-		if ((size_t)n != cnt * sizeof(buf[0]))
-			return -EIO;
-		for (i = 0; i < cnt; i++) {
-			if (buf[i] & PM_PRESENT)
-				p->v[V_PRESENT]++;
-			else if (buf[i] & PM_SWAP)
-				p->v[V_SWAPPED]++;
-		}
-	}
-	return 0;
+	return mmkit__pagemap_walk(w->pagemap_fd, p->start, p->end, count_run, p);
 }
 
 static void add_part(struct walk *w, size_t *n, uint64_t start, uint64_t end, const char *name)
@@ -355,66 +249,84 @@ static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma
 	return ret;
 }
 
-static int walk_smaps(struct walk *w, const char *buf)
+static int walk_smaps(struct walk *w, struct mmkit__lines *smaps)
 {
-	struct mmkit__vma v, cur;
+	struct mmkit__vma v, *cur = &w->vma;
 	struct part vma;
 	const char *line, *eol;
-	int have = 0, ret = 0;
+	int have = 0, ret = 0, more = 0;
 
-	for (line = buf; *line && !ret; line = *eol ? eol + 1 : eol) {
-		eol = strchrnul(line, '\n');
-		if (!mmkit__vma_parse(line, eol, &v)) {
+	while (!ret && (more = mmkit__lines_next(smaps, &line, &eol)) == 1) {
+		if (mmkit__vma_parse(line, eol, &v)) {
 			if (have)
-				ret = emit_vma(w, &cur, &vma);
-			cur = v;
-			memset(&vma, 0, sizeof(vma));
-			have = 1;
-		} else if (have) {
-			smaps_field(line, eol, vma.v);
+				smaps_field(line, eol, vma.v);
+			continue;
 		}
+		if (have)
+			ret = emit_vma(w, cur, &vma);
+		/* The line's bytes go with the next read: keep a copy of the path. */
+		*cur = v;
+		cur->path_len = v.path_len < sizeof(w->path) ? v.path_len : sizeof(w->path);
+		memcpy(w->path, v.path, cur->path_len);
+		cur->path = w->path;
+		memset(&vma, 0, sizeof(vma));
+		have = 1;
 	}
+	if (!ret && more < 0)
+		ret = more;
 	if (!ret && have)
-		ret = emit_vma(w, &cur, &vma);
+		ret = emit_vma(w, cur, &vma);
 	return ret;
 }
 
 MMKIT_EXPORT int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg)
 {
-	char path[48], *buf = NULL;
+	struct mmkit__lines smaps;
+	char dir[32];
 	struct walk *w;
 	ssize_t n;
 	int ret;
 
 	if (pid < 0 || !fn)
 		return -EINVAL;
-	w = sys_calloc(1, sizeof(*w));
+	w = mmkit__calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->fn = fn;
 	w->arg = arg;
 	w->pagemap_fd = -1;
 	if (pid)
-		snprintf(w->dir, sizeof(w->dir), "/proc/%d", (int)pid);
+		snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
 	else
-		snprintf(w->dir, sizeof(w->dir), "/proc/self");
-	snprintf(path, sizeof(path), "%s/smaps", w->dir);
-	n = sys_read_file(path, &buf);
-	if (n >= 0)
+		snprintf(dir, sizeof(dir), "/proc/self");
+	w->dirfd = sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	n = w->dirfd < 0 ? w->dirfd : mmkit__lines_open(&smaps, w->dirfd, "smaps");
+	if (n >= 0) {
 		n = mmkit__names_get(pid, &w->names);
+		if (n < 0)
+			mmkit__lines_close(&smaps);
+	}
 	if (n > 0) {
 		w->nnames = (size_t)n;
-		w->parts = sys_calloc(2 * w->nnames + 1, sizeof(*w->parts));
-		if (!w->parts)
+		w->parts = mmkit__calloc(2 * w->nnames + 1, sizeof(*w->parts));
+		if (!w->parts) {
+			mmkit__lines_close(&smaps);
 			n = -ENOMEM;
+		}
 	}
 	/* The process is gone (or never was). */
 	if (n == -ENOENT && pid)
 		n = -ESRCH;
-	ret = n < 0 ? (int)n : walk_smaps(w, buf);
+	if (n >= 0) {
+		ret = walk_smaps(w, &smaps);
+		mmkit__lines_close(&smaps);
+	} else {
+		ret = (int)n;
+	}
 	if (w->pagemap_fd >= 0)
 		sys_close(w->pagemap_fd);
-	free(buf);
+	if (w->dirfd >= 0)
+		sys_close(w->dirfd);
 	free(w->parts);
 	free(w->names);
 	free(w);

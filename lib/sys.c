@@ -7,13 +7,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
@@ -254,51 +255,6 @@ ssize_t sys_process_vm_readv(pid_t pid, const struct iovec *local, unsigned long
 	return RESULT(process_vm_readv(pid, local, nlocal, remote, nremote, 0));
 }
 
-ssize_t sys_read_file(const char *path, char **out)
-{
-	size_t cap = 4096, len = 0;
-	char *buf, *bigger;
-	ssize_t n;
-	int fd;
-
-	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	buf = malloc(cap);
-	if (!buf) {
-		sys_close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			bigger = realloc(buf, cap * 2);
-			if (!bigger) {
-				n = -ENOMEM;
-				break;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-		n = sys_read(fd, buf + len, cap - len - 1);
-		if (n == -EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	sys_close(fd);
-	if (n < 0) {
-		free(buf);
-		return n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	return (ssize_t)len;
-}
-
-/* reference pages */
-#include <signal.h>
-
 int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	SAVE_ERRNO;
@@ -315,27 +271,6 @@ int sys_raise(int sig)
 {
 	SAVE_ERRNO;
 	return RESULT(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig));
-}
-
-/* secret memory */
-#include <sys/random.h>
-
-void *sys_calloc(size_t n, size_t size)
-{
-	SAVE_ERRNO;
-	void *p = calloc(n, size);
-
-	errno = saved_errno_;
-	return p;
-}
-
-void *sys_reallocarray(void *p, size_t n, size_t size)
-{
-	SAVE_ERRNO;
-	void *q = reallocarray(p, n, size);
-
-	errno = saved_errno_;
-	return q;
 }
 
 int sys_getrandom(void *buf, size_t len)

@@ -50,29 +50,19 @@ ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off);
 int sys_ftruncate(int fd, off_t len);
 int sys_fstat(int fd, struct stat *st);
 int sys_ioctl(int fd, unsigned long req, void *arg);
+int sys_access(const char *path, int mode);
 ssize_t sys_readlinkat(int dirfd, const char *path, char *buf, size_t len);
 /* Reads directory entries (struct linux_dirent64) like getdents64(2). */
 ssize_t sys_getdents64(int fd, void *buf, size_t len);
 ssize_t sys_process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlocal,
 			     const struct iovec *remote, unsigned long nremote);
 
-/*
- * Reads a whole file (a /proc file, typically) into a malloc'ed,
- * NUL-terminated buffer.  Returns its length, or -errno.
- */
-ssize_t sys_read_file(const char *path, char **out);
-
-/* reference pages */
+/* Signals. */
 struct sigaction;
 int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int sys_access(const char *path, int mode);
 /* Sends @sig to the calling thread. */
 int sys_raise(int sig);
 
-/* secret memory */
-/* calloc() and reallocarray() that leave errno alone: NULL on failure. */
-void *sys_calloc(size_t n, size_t size);
-void *sys_reallocarray(void *p, size_t n, size_t size);
 /* getrandom(2) of exactly @len bytes (retried on EINTR and short reads). */
 int sys_getrandom(void *buf, size_t len);
 

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procfs.h"
+#include "util.h"
+
+#define PM_PRESENT	(1ULL << 63)
+#define PM_SWAP		(1ULL << 62)
+/* pagemap entries read at a time: 4 KiB of stack. */
+#define PAGEMAP_BATCH	512
+
+int mmkit__lines_open(struct mmkit__lines *l, int dirfd, const char *path)
+{
+	l->buf = NULL;
+	l->cap = l->len = l->pos = 0;
+	l->eof = 0;
+	l->fd = sys_openat(dirfd, path, O_RDONLY | O_CLOEXEC, 0);
+	return l->fd < 0 ? l->fd : 0;
+}
+
+void mmkit__lines_close(struct mmkit__lines *l)
+{
+	if (l->fd >= 0)
+		sys_close(l->fd);
+	free(l->buf);
+	l->fd = -1;
+	l->buf = NULL;
+}
+
+int mmkit__lines_next(struct mmkit__lines *l, const char **line, const char **eol)
+{
+	char *start, *nl, *bigger;
+	ssize_t n;
+
+	for (;;) {
+		start = l->buf + l->pos;
+		nl = l->len > l->pos ? memchr(start, '\n', l->len - l->pos) : NULL;
+		if (nl || (l->eof && l->pos < l->len)) {
+			*line = start;
+			*eol = nl ? nl : l->buf + l->len;
+			l->pos = (size_t)(*eol - l->buf) + !!nl;
+			return 1;
+		}
+		if (l->eof)
+			return 0;
+		if (l->pos) {
+			memmove(l->buf, start, l->len - l->pos);
+			l->len -= l->pos;
+			l->pos = 0;
+		}
+		/*
+		 * Allocated at the first read (PROCMAP_QUERY users of the fd never
+		 * read), grown for a line longer than the buffer.
+		 */
+		if (l->len == l->cap) {
+			if (l->cap >= MMKIT__LINE_MAX)
+				return -EIO;
+			bigger = mmkit__reallocarray(l->buf, l->cap ? 2 * l->cap : 4096, 1);
+			if (!bigger)
+				return -ENOMEM;
+			l->buf = bigger;
+			l->cap = l->cap ? 2 * l->cap : 4096;
+		}
+		n = sys_read(l->fd, l->buf + l->len, l->cap - l->len);
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return (int)n;
+		l->eof = !n;
+		l->len += (size_t)n;
+	}
+}
+
+static const char *parse_hex(const char *p, const char *eol, uint64_t *out)
+{
+	const char *start = p;
+	uint64_t v = 0;
+
+	for (; p < eol && p - start < 16; p++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (p == start)
+		return NULL;
+	*out = v;
+	return p;
+}
+
+static const char *parse_dec(const char *p, const char *eol, unsigned long long *out)
+{
+	const char *start = p;
+	unsigned long long v = 0;
+
+	for (; p < eol && p - start < 19 && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (unsigned long long)(*p - '0');
+	if (p == start)
+		return NULL;
+	*out = v;
+	return p;
+}
+
+int mmkit__vma_parse(const char *line, const char *eol, struct mmkit__vma *v)
+{
+	const char *p = line;
+	unsigned long long inode;
+	uint64_t major, minor;
+
+	p = parse_hex(p, eol, &v->start);
+	if (!p || p == eol || *p != '-')
+		return -EINVAL;
+	p = parse_hex(p + 1, eol, &v->end);
+	if (!p || eol - p < 6 || *p != ' ' || p[5] != ' ')
+		return -EINVAL;
+	memcpy(v->perms, p + 1, 4);
+	v->perms[4] = '\0';
+	p = parse_hex(p + 6, eol, &v->offset);
+	if (!p || p == eol || *p != ' ')
+		return -EINVAL;
+	p = parse_hex(p + 1, eol, &major);
+	if (!p || p == eol || *p != ':')
+		return -EINVAL;
+	p = parse_hex(p + 1, eol, &minor);
+	if (!p || p == eol || *p != ' ')
+		return -EINVAL;
+	p = parse_dec(p + 1, eol, &inode);
+	if (!p || v->start >= v->end || (p < eol && *p != ' '))
+		return -EINVAL;
+	v->inode = inode;
+	v->dev_major = (unsigned int)major;
+	v->dev_minor = (unsigned int)minor;
+	while (p < eol && *p == ' ')
+		p++;
+	v->path = p;
+	v->path_len = (size_t)(eol - p);
+	return 0;
+}
+
+int mmkit__vma_path_is(const struct mmkit__vma *v, const char *s)
+{
+	size_t n = strlen(s);
+
+	return v->path_len == n && !memcmp(v->path, s, n);
+}
+
+int mmkit__vma_anon_shmem(const struct mmkit__vma *v)
+{
+	return v->perms[3] == 's' && mmkit__vma_path_is(v, "/dev/zero (deleted)");
+}
+
+int mmkit__kb_line(const char *line, const char *eol, const char *key,
+		   unsigned long long *bytes)
+{
+	size_t n = strlen(key);
+	unsigned long long kb;
+	const char *p;
+
+	if ((size_t)(eol - line) <= n || memcmp(line, key, n) || line[n] != ':')
+		return 0;
+	for (p = line + n + 1; p < eol && (*p == ' ' || *p == '\t'); p++)
+		;
+	if (!parse_dec(p, eol, &kb))
+		return 0;
+	*bytes = kb > ~0ULL / 1024 ? ~0ULL : kb * 1024;
+	return 1;
+}
+
+int mmkit__kb_read(int dirfd, const char *path, const char *key, unsigned long long *bytes)
+{
+	struct mmkit__lines l;
+	const char *line, *eol;
+	int ret;
+
+	ret = mmkit__lines_open(&l, dirfd, path);
+	if (ret)
+		return ret;
+	while ((ret = mmkit__lines_next(&l, &line, &eol)) == 1)
+		if (mmkit__kb_line(line, eol, key, bytes))
+			break;
+	mmkit__lines_close(&l);
+	return ret == 1 ? 0 : ret ? ret : -ENOENT;
+}
+
+int mmkit__vmflags_has(const char *line, const char *eol, const char *flag)
+{
+	const char *p;
+
+	if (eol - line < 8 || memcmp(line, "VmFlags:", 8))
+		return 0;
+	/* Two-letter flags, each after a space. */
+	for (p = line + 8; eol - p >= 3; p++)
+		if (p[0] == ' ' && p[1] == flag[0] && p[2] == flag[1] &&
+		    (eol - p == 3 || p[3] == ' '))
+			return 1;
+	return 0;
+}
+
+/* The states of @count pages from @addr into @state. */
+static int page_states(int fd, uint64_t addr, size_t count, unsigned char *state)
+{
+	uint64_t entries[PAGEMAP_BATCH];
+	size_t page = sys_page_size(), i;
+	ssize_t n;
+	int ret;
+
+	if (fd < 0) {
+		ret = sys_mincore((void *)(uintptr_t)addr, count * page, state);
+		for (i = 0; !ret && i < count; i++)
+			state[i] = state[i] & 1 ? MMKIT__PAGE_PRESENT : MMKIT__PAGE_ABSENT;
+		return ret;
+	}
+	n = sys_pread(fd, entries, count * sizeof(entries[0]),
+		      (off_t)(addr / page * sizeof(entries[0])));
+	if (n != (ssize_t)(count * sizeof(entries[0])))
+		return n < 0 ? (int)n : -EIO;
+	for (i = 0; i < count; i++)
+		state[i] = entries[i] & PM_PRESENT ? MMKIT__PAGE_PRESENT :
+			   entries[i] & PM_SWAP ? MMKIT__PAGE_SWAPPED : MMKIT__PAGE_ABSENT;
+	return 0;
+}
+
+int mmkit__pagemap_walk(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg)
+{
+	size_t page = sys_page_size(), i, count;
+	unsigned char state[PAGEMAP_BATCH];
+	uint64_t addr = start, run = start;
+	int ret = 0, run_state = -1;
+
+	while (addr < end && !ret) {
+		count = (end - addr) / page < PAGEMAP_BATCH ? (size_t)((end - addr) / page) :
+			PAGEMAP_BATCH;
+		if (!count)
+			return -EINVAL;
+		ret = page_states(fd, addr, count, state);
+		for (i = 0; i < count && !ret; i++, addr += page) {
+			if (state[i] == run_state)
+				continue;
+			if (run_state >= 0)
+				ret = fn(run, addr, (enum mmkit__page_state)run_state, arg);
+			run = addr;
+			run_state = state[i];
+		}
+	}
+	if (!ret && run_state >= 0)
+		ret = fn(run, addr, (enum mmkit__page_state)run_state, arg);
+	return ret;
+}

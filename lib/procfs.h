@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * The procfs layer: the one reader of each /proc format libmmkit and the
+ * command use.  Another process's /proc files are hostile input: every
+ * reader here is bounded in memory whatever the file holds, and rejects a
+ * line it cannot parse instead of guessing.  Not installed.
+ */
+#ifndef MMKIT_PROCFS_H
+#define MMKIT_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The longest line accepted: a path of PATH_MAX bytes escaped and more.
+ * The buffer starts at a page and doubles up to this only for long lines.
+ */
+#define MMKIT__LINE_MAX		65536
+
+/* A /proc text file read a chunk at a time, line by line. */
+struct mmkit__lines {
+	int fd;
+	char *buf;
+	size_t cap;		/* bytes of buf */
+	size_t len;		/* bytes in buf */
+	size_t pos;		/* first byte not yet returned */
+	int eof;
+};
+
+/* Opens @path relative to @dirfd (AT_FDCWD, or an open /proc/PID). */
+int mmkit__lines_open(struct mmkit__lines *l, int dirfd, const char *path);
+/*
+ * The next line as [*line, *eol), *eol being its '\n' or the end of the
+ * file: 1, or 0 at the end, or -errno (-EIO: a line longer than the buffer).
+ */
+int mmkit__lines_next(struct mmkit__lines *l, const char **line, const char **eol);
+void mmkit__lines_close(struct mmkit__lines *l);
+
+/* A line of /proc/PID/maps, or the first line of a VMA in /proc/PID/smaps. */
+struct mmkit__vma {
+	uint64_t start;
+	uint64_t end;
+	uint64_t offset;
+	uint64_t inode;
+	unsigned int dev_major;
+	unsigned int dev_minor;
+	char perms[5];
+	const char *path;	/* path_len bytes, not NUL-terminated; "" for none */
+	size_t path_len;
+};
+
+/* "start-end perms offset major:minor inode   path": 0, or -EINVAL. */
+int mmkit__vma_parse(const char *line, const char *eol, struct mmkit__vma *v);
+/* 1 if the VMA's path is exactly @s. */
+int mmkit__vma_path_is(const struct mmkit__vma *v, const char *s);
+/* 1 if @v is MAP_SHARED | MAP_ANONYMOUS memory: shmem shown as "/dev/zero (deleted)". */
+int mmkit__vma_anon_shmem(const struct mmkit__vma *v);
+
+/*
+ * 1 if [line, eol) is "@key:   N kB" (smaps, status, meminfo), with N KiB
+ * in *@bytes as bytes (saturated); 0 if it is another line.
+ */
+int mmkit__kb_line(const char *line, const char *eol, const char *key,
+		   unsigned long long *bytes);
+/* @key's "N kB" line of the file @path of @dirfd, in bytes; -ENOENT if absent. */
+int mmkit__kb_read(int dirfd, const char *path, const char *key, unsigned long long *bytes);
+/* 1 if [line, eol) is smaps' "VmFlags:" line and lists the two-letter @flag. */
+int mmkit__vmflags_has(const char *line, const char *eol, const char *flag);
+
+/* The state of a page in /proc/PID/pagemap (bit 63 present, bit 62 swapped). */
+enum mmkit__page_state {
+	MMKIT__PAGE_ABSENT,
+	MMKIT__PAGE_PRESENT,
+	MMKIT__PAGE_SWAPPED,
+};
+
+typedef int (*mmkit__page_run_fn)(uint64_t start, uint64_t end, enum mmkit__page_state state,
+				  void *arg);
+
+/*
+ * Calls @fn for each run of pages of [start, end) (page aligned) in one
+ * state, in address order, until it returns non-zero, which is returned.
+ * @fd: an open pagemap; -1 for this process's pages by mincore(2), which
+ * cannot see swapped-out pages (they count as absent).
+ */
+int mmkit__pagemap_walk(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg);
+
+#endif /* MMKIT_PROCFS_H */

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * The memory under the secret allocator: which backend (memfd_secret, or
+ * the announced fallback mlock + MADV_DONTDUMP + MADV_WIPEONFORK), mapping
+ * secret pages over guard reservations and giving them back, and the
+ * canaries around every secret.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "secret.h"
+
+struct secret_state S = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.once = PTHREAD_ONCE_INIT,
+	.keep = CACHE_KEEP,
+};
+
+
+const char *secret__errname(int err)
+{
+	const char *name = strerrorname_np(err);
+
+	return name ? name : "unknown error";
+}
+
+/* Says why memfd_secret cannot be used, from the error it gave. */
+static void describe_refusal(char *why, size_t len, const char *what, int err)
+{
+	if (err == -ENOSYS)
+		snprintf(why, len, "%s: ENOSYS \xe2\x80\x94 boot with secretmem.enable=1 (kernel 5.14+ with CONFIG_SECRETMEM)",
+			 what);
+	else if (err == -EPERM || err == -EACCES)
+		snprintf(why, len, "%s: %s \xe2\x80\x94 refused by seccomp or a security module", what,
+			 secret__errname(-err));
+	else
+		snprintf(why, len, "%s: %s", what, secret__errname(-err));
+}
+
+/* The fallback, or none if the environment forbids it; decided for good. */
+static void fall_back(const char *why)
+{
+	if (S.required_by) {
+		S.backend = BACKEND_NONE;
+		snprintf(S.reason, sizeof(S.reason), "%.160s; the fallback is forbidden (%s)", why,
+			 S.required_by);
+	} else {
+		S.backend = BACKEND_MLOCK;
+		snprintf(S.reason, sizeof(S.reason), "%.160s; using " FALLBACK_WHAT, why);
+	}
+}
+
+/*
+ * Linux 6.1 maps secretmem without charging RLIMIT_MEMLOCK (VmLck stays
+ * 0) and charges at fault time, where going over the limit is a SIGBUS;
+ * later kernels charge at mmap and refuse with EAGAIN.  One page mapped
+ * from @fd tells which: on the former, mmkit keeps the count itself.
+ */
+static int secretmem_charges_at_mmap(int fd)
+{
+	struct mmkit_memlock before, after;
+	void *p;
+	int charged;
+
+	if (mmkit_memlock_check(NULL, 0, &before) || sys_ftruncate(fd, (off_t)S.page) ||
+	    sys_mmap(NULL, S.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &p))
+		return 0;
+	charged = !mmkit_memlock_check(NULL, 0, &after) && after.locked >= before.locked + S.page;
+	sys_munmap(p, S.page);
+	return charged;
+}
+
+/* 0 if @len more bytes of secretmem fit RLIMIT_MEMLOCK where the kernel charges at fault. */
+static int secretmem_fits(size_t len)
+{
+	struct mmkit_memlock m;
+
+	if (!S.charged_at_fault || mmkit_memlock_check(NULL, 0, &m) || m.exempt ||
+	    m.limit == MMKIT_MEMLOCK_UNLIMITED)
+		return 0;
+	return m.locked + S.bytes_locked + len <= m.limit ? 0 : -ENOMEM;
+}
+
+void secret__choose_backend(void)
+{
+	const char *force = secure_getenv("MMKIT_SECRET_BACKEND");
+	const char *require = secure_getenv("MMKIT_SECRET_REQUIRE");
+	char why[160];
+	int fd;
+
+	if (require && !strcmp(require, "1"))
+		S.required_by = "MMKIT_SECRET_REQUIRE=1";
+	if (force && !strcmp(force, "memfd_secret"))
+		S.required_by = "MMKIT_SECRET_BACKEND=memfd_secret";
+	if (force && !strcmp(force, "mlock")) {
+		fall_back("MMKIT_SECRET_BACKEND=mlock: memfd_secret not tried");
+		return;
+	}
+	fd = sys_memfd_secret(O_CLOEXEC);
+	if (fd < 0) {
+		describe_refusal(why, sizeof(why), "memfd_secret", fd);
+		fall_back(why);
+		return;
+	}
+	S.charged_at_fault = !secretmem_charges_at_mmap(fd);
+	sys_close(fd);
+	S.backend = BACKEND_SECRETMEM;
+	snprintf(S.reason, sizeof(S.reason), "memfd_secret(2) works: pages leave the kernel direct map%s",
+		 force && strcmp(force, "memfd_secret") ?
+		 " (MMKIT_SECRET_BACKEND value not understood: ignored)" : "");
+}
+
+/* Turns [addr, addr + len) back into a guard reservation, atomically. */
+int secret__unmap(void *addr, size_t len)
+{
+	void *out;
+
+	return sys_mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+			-1, 0, &out);
+}
+
+static int map_secretmem(void *addr, size_t len)
+{
+	void *out;
+	int fd, ret;
+
+	fd = sys_memfd_secret(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	ret = sys_ftruncate(fd, (off_t)len);
+	if (!ret)
+		ret = sys_mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0, &out);
+	/* The mapping keeps the file: no descriptor is left to leak into exec'ed programs. */
+	sys_close(fd);
+	/* secretmem refuses the mmap with EAGAIN when RLIMIT_MEMLOCK would be exceeded. */
+	if (ret == -EAGAIN)
+		return -ENOMEM;
+	if (!ret)
+		ret = sys_madvise(addr, len, MADV_DONTFORK);
+	return ret;
+}
+
+static int map_fallback(void *addr, size_t len)
+{
+	void *out;
+	int ret;
+
+	ret = sys_mmap(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		       -1, 0, &out);
+	if (ret)
+		return ret;
+	/* Lock on fault: pages are charged now but only populated when used. */
+	ret = sys_mlock2(addr, len, MLOCK_ONFAULT);
+	if (ret == -EPERM || ret == -EAGAIN)
+		return -ENOMEM;
+	if (!ret)
+		ret = sys_madvise(addr, len, MADV_DONTDUMP);
+	if (!ret)
+		ret = sys_madvise(addr, len, MADV_WIPEONFORK);
+	return ret;
+}
+
+/* Records why mapping @len bytes failed, with the RLIMIT_MEMLOCK figures. */
+static void note_failure(size_t len, int err)
+{
+	struct mmkit_memlock m;
+
+	if (err != -ENOMEM || mmkit_memlock_check(NULL, 0, &m)) {
+		snprintf(S.last_error, sizeof(S.last_error), "mapping %zu KiB of secret memory: %s",
+			 len / 1024, secret__errname(-err));
+		return;
+	}
+	S.enomem++;
+	if (m.exempt || m.limit == MMKIT_MEMLOCK_UNLIMITED)
+		snprintf(S.last_error, sizeof(S.last_error),
+			 "mapping %zu KiB of secret memory: ENOMEM (no RLIMIT_MEMLOCK applies: out of memory or address space)",
+			 len / 1024);
+	else
+		snprintf(S.last_error, sizeof(S.last_error),
+			 "mapping %zu KiB of secret memory would exceed RLIMIT_MEMLOCK: limit %llu KiB, %llu KiB locked (%llu KiB by mmkit)",
+			 len / 1024, m.limit / 1024, m.locked / 1024, S.bytes_locked / 1024);
+}
+
+/*
+ * Maps secret pages over the guard reservation [addr, addr + len).  On
+ * failure the guard is put back; *lost tells when even that failed.
+ */
+int secret__map(void *addr, size_t len, int *lost)
+{
+	int ret;
+
+	*lost = 0;
+	if (S.backend == BACKEND_SECRETMEM) {
+		ret = secretmem_fits(len);
+		if (ret) {
+			note_failure(len, ret);
+			return ret;
+		}
+		ret = map_secretmem(addr, len);
+	} else {
+		ret = map_fallback(addr, len);
+	}
+	if (!ret) {
+		S.pages_mapped += len / S.page;
+		S.bytes_locked += len;
+		return 0;
+	}
+	*lost = !!secret__unmap(addr, len);
+	/*
+	 * Refused although memfd_secret worked at start (a seccomp filter or
+	 * security policy installed since): fall back once, for good; the
+	 * caller sees -ENOSYS and retries if the fallback is allowed.
+	 */
+	if (S.backend == BACKEND_SECRETMEM && (ret == -ENOSYS || ret == -EPERM || ret == -EACCES)) {
+		char why[160];
+
+		describe_refusal(why, sizeof(why), "memfd_secret refused after working", ret);
+		fall_back(why);
+		ret = -ENOSYS;
+	}
+	note_failure(len, ret);
+	return ret;
+}
+
+int secret__release(void *addr, size_t len)
+{
+	S.pages_mapped -= len / S.page;
+	S.bytes_locked -= len;
+	return secret__unmap(addr, len);
+}
+
+/*
+ * The canary bytes of a slot come from a per-process random key and the
+ * slot's address, so they cannot be guessed; no byte is zero, so an
+ * off-by-one string terminator is caught too.  An 8-byte pattern repeats
+ * over the canary, written and compared a word at a time.
+ */
+static uint64_t canary_pattern(const void *owner)
+{
+	uint64_t x = S.canary_key ^ (uintptr_t)owner;
+
+	x *= 0x9e3779b97f4a7c15ULL;
+	/* The low bit of every byte set: 56 random bits, no zero byte. */
+	return (x ^ (x >> 29)) | 0x0101010101010101ULL;
+}
+
+void secret__canary_fill(unsigned char *at, size_t len, const void *owner)
+{
+	uint64_t pat = canary_pattern(owner);
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8)
+		memcpy(at + i, &pat, 8);
+	memcpy(at + i, &pat, len - i);
+}
+
+int secret__canary_ok(const unsigned char *at, size_t len, const void *owner)
+{
+	uint64_t pat = canary_pattern(owner), diff = 0, v;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&v, at + i, 8);
+		diff |= v ^ pat;
+	}
+	return !diff && !memcmp(at + i, &pat, len - i);
+}
+
+void secret__die(const void *p, const char *what)
+{
+	char msg[256];
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "mmkit: mmkit_secret_free(%p): %s; aborting\n", p, what);
+	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
+	abort();
+}

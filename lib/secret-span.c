@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * Secrets above MMKIT_SECRET_POOL_MAX (or asked for with
+ * MMKIT_SECRET_PAGES) get a span: their own pages between two guard pages,
+ * the secret ending at the upper guard page (rounded to 16 bytes), canary
+ * bytes in the slack before and after.  Live spans are found by their
+ * pointer in a hash table; freed ones are cached for reuse.  S.lock is
+ * held throughout.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "secret.h"
+
+/* MurmurHash3's finalizer: spans' pointers differ in few, middle bits. */
+static size_t hash_ptr(const void *p)
+{
+	uint64_t x = (uintptr_t)p;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (size_t)x;
+}
+
+static size_t table_slot(const void *p)
+{
+	size_t i = hash_ptr(p) & (S.table_cap - 1);
+
+	while (S.table[i] && S.table[i]->user != p)
+		i = (i + 1) & (S.table_cap - 1);
+	return i;
+}
+
+struct span *secret__span_find(const void *p)
+{
+	return S.table_cap ? S.table[table_slot(p)] : NULL;
+}
+
+static int table_insert(struct span *sp)
+{
+	if (2 * (S.table_count + 1) > S.table_cap) {
+		size_t old_cap = S.table_cap, i;
+		struct span **old = S.table;
+		size_t cap = old_cap ? 2 * old_cap : 64;
+		struct span **t = mmkit__calloc(cap, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		S.table = t;
+		S.table_cap = cap;
+		for (i = 0; i < old_cap; i++)
+			if (old[i])
+				S.table[table_slot(old[i]->user)] = old[i];
+		free(old);
+	}
+	S.table[table_slot(sp->user)] = sp;
+	S.table_count++;
+	return 0;
+}
+
+/* Linear-probing removal: later entries of the run move back into the hole. */
+static void table_remove(struct span *sp)
+{
+	size_t mask = S.table_cap - 1;
+	size_t hole = table_slot(sp->user), i = hole;
+
+	S.table[hole] = NULL;
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) & mask;
+		if (!S.table[i])
+			break;
+		home = hash_ptr(S.table[i]->user) & mask;
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			S.table[hole] = S.table[i];
+			S.table[i] = NULL;
+			hole = i;
+		}
+	}
+	S.table_count--;
+}
+
+static void span_destroy(struct span *sp)
+{
+	if (!sp->dead) {
+		S.pages_mapped -= sp->pages;
+		S.bytes_locked -= sp->pages * S.page;
+	}
+	/* The whole reservation goes: nothing of mmkit's is left at those addresses. */
+	sys_munmap(sp->base, (sp->pages + 2) * S.page);
+	free(sp);
+}
+
+static struct span *span_cache_take(size_t pages)
+{
+	struct span **link;
+
+	for (link = &S.span_cache; *link; link = &(*link)->next)
+		if ((*link)->pages == pages) {
+			struct span *sp = *link;
+
+			*link = sp->next;
+			S.nspan_cache--;
+			S.span_cache_pages -= pages;
+			return sp;
+		}
+	return NULL;
+}
+
+static int span_new(size_t pages, struct span **out)
+{
+	struct span *sp = mmkit__calloc(1, sizeof(*sp));
+	void *base;
+	int ret, lost;
+
+	if (!sp)
+		return -ENOMEM;
+	ret = sys_mmap(NULL, (pages + 2) * S.page, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &base);
+	if (ret) {
+		free(sp);
+		return ret;
+	}
+	sp->base = base;
+	sp->pages = pages;
+	ret = secret__map(sp->base + S.page, pages * S.page, &lost);
+	if (ret) {
+		sys_munmap(sp->base, (pages + 2) * S.page);
+		free(sp);
+		return ret;
+	}
+	*out = sp;
+	return 0;
+}
+
+int secret__span_alloc(void **p, size_t size)
+{
+	size_t len = (size + SLOT_ALIGN - 1) & ~(size_t)(SLOT_ALIGN - 1);
+	size_t pages = (len + S.page - 1) / S.page;
+	struct span *sp;
+	char *data;
+	int ret;
+
+	sp = span_cache_take(pages);
+	if (!sp) {
+		ret = span_new(pages, &sp);
+		if (ret)
+			return ret;
+	}
+	data = sp->base + S.page;
+	sp->user = data + pages * S.page - len;
+	sp->size = size;
+	sp->access = MMKIT_SECRET_READWRITE;
+	ret = table_insert(sp);
+	if (ret) {
+		span_destroy(sp);
+		return ret;
+	}
+	secret__canary_fill((unsigned char *)data, (size_t)(sp->user - data), sp->user);
+	secret__canary_fill((unsigned char *)sp->user + size, len - size, sp->user + size);
+	*p = sp->user;
+	return 0;
+}
+
+void secret__span_free(struct span *sp)
+{
+	char *data = sp->base + S.page;
+	char *end = data + sp->pages * S.page;
+	size_t head = (size_t)(sp->user - data);
+
+	table_remove(sp);
+	if (sp->dead) {
+		span_destroy(sp);
+		return;
+	}
+	if (sp->access != MMKIT_SECRET_READWRITE &&
+	    sys_mprotect(data, sp->pages * S.page, PROT_READ | PROT_WRITE))
+		secret__die(sp->user, "cannot make the secret writable again to wipe it");
+	if (!secret__canary_ok((unsigned char *)data, head, sp->user))
+		secret__die(sp->user, "damaged canary: something wrote before the start of this secret");
+	if (!secret__canary_ok((unsigned char *)sp->user + sp->size, (size_t)(end - sp->user) - sp->size,
+		       sp->user + sp->size))
+		secret__die(sp->user, "damaged canary: something wrote past the end of this secret");
+	explicit_bzero(data, sp->pages * S.page);
+	S.allocs_live--;
+	S.bytes_live -= sp->size;
+	if (S.nspan_cache < SPAN_CACHE_MAX && sp->pages <= SPAN_CACHE_PAGES) {
+		sp->next = S.span_cache;
+		S.span_cache = sp;
+		S.nspan_cache++;
+		S.span_cache_pages += sp->pages;
+		return;
+	}
+	span_destroy(sp);
+}
+
+int secret__span_cached(const void *p)
+{
+	const struct span *sp;
+
+	for (sp = S.span_cache; sp; sp = sp->next)
+		if (sp->user == p)
+			return 1;
+	return 0;
+}
+
+
+void secret__spans_forget(void)
+{
+	struct span *sp;
+	size_t i;
+
+	for (i = 0; i < S.table_cap; i++) {
+		sp = S.table[i];
+		if (sp && !sp->dead) {
+			secret__unmap(sp->base + S.page, sp->pages * S.page);
+			sp->dead = 1;
+		}
+	}
+	while ((sp = S.span_cache)) {
+		S.span_cache = sp->next;
+		sys_munmap(sp->base, (sp->pages + 2) * S.page);
+		free(sp);
+	}
+	S.nspan_cache = 0;
+	S.span_cache_pages = 0;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * Secret memory, in four files that call one way:
+ *   secret.c       the API: set-up, the lock, fork, statistics, probe;
+ *   secret-pool.c  small secrets in slots of shared chunks;
+ *   secret-span.c  big secrets, each on pages of its own;
+ *   secret-mem.c   the memory under both: the backend (memfd_secret or the
+ *                  mlock fallback), mapping secret pages, canaries.
+ * They share one state, S, under S.lock.  Not installed.
+ */
+#ifndef MMKIT_SECRET_H
+#define MMKIT_SECRET_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#define FALLBACK_WHAT	"mlock+MADV_DONTDUMP+MADV_WIPEONFORK"
+
+enum secret_backend { BACKEND_SECRETMEM, BACKEND_MLOCK, BACKEND_NONE };
+
+/* Bytes after each pooled secret that an overflow must get through. */
+#define CANARY_MIN		8
+#define SLOT_ALIGN		16
+#define BLOCKS_PER_ARENA	256
+/* Empty chunks kept for reuse beyond one per size class, unless reserved. */
+#define CACHE_KEEP		2
+/* Freed spans kept for reuse: at most this many, of at most this many pages. */
+#define SPAN_CACHE_MAX		32
+#define SPAN_CACHE_PAGES	64
+
+/* The size classes of pooled secrets (secret-pool.c). */
+#define NCLASSES	19
+#define CLASS_SLOTS	(2048 / SLOT_ALIGN + 1)
+
+enum chunk_state {
+	CHUNK_UNUSED,	/* a guard reservation, nothing mapped */
+	CHUNK_ACTIVE,	/* mapped, carved for a size class */
+	CHUNK_CACHED,	/* mapped, empty, no class */
+	CHUNK_DEAD,	/* the parent's, in a fork child: PROT_NONE, slots still owed a free */
+	CHUNK_LOST,	/* the guard could not be put back: never used again */
+};
+
+struct chunk {
+	char *data;
+	struct chunk *next, *prev;	/* class list of chunks with free slots, or the cache */
+	uint16_t *sizes;		/* bytes asked for, per slot; 0: free */
+	uint16_t *free_slots;		/* stack of freed slot numbers */
+	unsigned int nfree;
+	unsigned int bump;		/* slots from here on were never handed out */
+	unsigned int nslots;
+	unsigned int live;
+	unsigned int slot;
+	uint32_t slot_inv;		/* ceil(2^32 / slot): division by multiplication */
+	unsigned int cls;
+	enum chunk_state state;
+};
+
+struct arena {
+	char *base;
+	struct chunk chunk[BLOCKS_PER_ARENA];
+};
+
+struct class {
+	struct chunk *avail;		/* chunks with a free slot */
+	unsigned int empty;		/* of those, chunks with no live slot */
+};
+
+struct span {
+	char *base;			/* guard page, data pages, guard page */
+	char *user;
+	size_t pages;
+	size_t size;
+	int access;
+	int dead;			/* the parent's, in a fork child */
+	struct span *next;		/* in the cache */
+};
+
+struct secret_state {
+	pthread_mutex_t lock;
+	pthread_once_t once;
+	int init_error;
+	enum secret_backend backend;
+	const char *required_by;	/* the variable that forbids the fallback */
+	char reason[MMKIT_REASON_MAX];
+	char last_error[MMKIT_REASON_MAX];
+	int noticed;
+	uint64_t canary_key;
+	size_t page;
+	size_t stride;
+	unsigned int stride_shift;
+	size_t chunk_len;
+	unsigned char class_of[CLASS_SLOTS];
+
+	struct arena **arenas;		/* sorted by base */
+	size_t narenas;
+	struct class cls[NCLASSES];
+	struct chunk *cache;
+	unsigned int ncached;
+	unsigned int keep;
+
+	struct span **table;		/* live spans by user pointer, linear probing */
+	size_t table_cap;
+	size_t table_count;
+	struct span *span_cache;
+	unsigned int nspan_cache;
+
+	unsigned long long allocs_live;
+	unsigned long long bytes_live;
+	unsigned long long pages_mapped;
+	unsigned long long span_cache_pages;
+	unsigned long long bytes_locked;
+	unsigned long long enomem;
+	int charged_at_fault;		/* the kernel charges secretmem at fault, not at mmap */
+};
+
+/* The allocator's state, defined in secret-mem.c. */
+extern struct secret_state S;
+
+/* secret-mem.c */
+const char *secret__errname(int err);
+/* Decides, once, between memfd_secret and the fallback. */
+void secret__choose_backend(void);
+/*
+ * Maps secret pages over the guard reservation [addr, addr + len).  On
+ * failure the guard is put back; *lost tells when even that failed.
+ */
+int secret__map(void *addr, size_t len, int *lost);
+/* Unmaps secret pages mapped by secret__map(), putting the guard back. */
+int secret__release(void *addr, size_t len);
+/* Turns [addr, addr + len) back into a guard reservation, atomically. */
+int secret__unmap(void *addr, size_t len);
+void secret__canary_fill(unsigned char *at, size_t len, const void *owner);
+int secret__canary_ok(const unsigned char *at, size_t len, const void *owner);
+/* Reports a bad free of @p and aborts. */
+void __attribute__((noreturn)) secret__die(const void *p, const char *what);
+
+/* secret-pool.c */
+/* Computes the size classes' tables; S.page must be set. */
+void secret__pool_init(void);
+int secret__pool_alloc(void **p, size_t size);
+/* The chunk @p lies in, or NULL if it is not in the pool. */
+struct chunk *secret__chunk_of(const void *p);
+void secret__pool_free(struct chunk *c, char *p);
+/* Maps a new chunk into the cache. */
+int secret__chunk_map(struct chunk **out);
+/* Empty chunks, in the cache or kept by a size class. */
+unsigned long long secret__pool_empty_chunks(void);
+/* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
+void secret__pool_forget(void);
+
+/* secret-span.c */
+int secret__span_alloc(void **p, size_t size);
+struct span *secret__span_find(const void *p);
+void secret__span_free(struct span *sp);
+/* 1 if @p was a span's secret now freed and cached. */
+int secret__span_cached(const void *p);
+/* In a fork child: live spans PROT_NONE, cached ones unmapped. */
+void secret__spans_forget(void);
+
+#endif /* MMKIT_SECRET_H */

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+void *mmkit__calloc(size_t n, size_t size)
+{
+	int saved = errno;
+	void *p = calloc(n, size);
+
+	errno = saved;
+	return p;
+}
+
+void *mmkit__reallocarray(void *p, size_t n, size_t size)
+{
+	int saved = errno;
+	void *q = reallocarray(p, n, size);
+
+	errno = saved;
+	return q;
+}
+
+int mmkit__check_range(const void *addr, size_t len, int aligned)
+{
+	uintptr_t start = (uintptr_t)addr;
+
+	if (!len || start + len < start)
+		return -EINVAL;
+	if (aligned && (start & (sys_page_size() - 1)))
+		return -EINVAL;
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * Helpers of every lib/ file that are not system calls: allocation that
+ * leaves errno alone, and range arithmetic.  Not installed.
+ */
+#ifndef MMKIT_UTIL_H
+#define MMKIT_UTIL_H
+
+#include <stddef.h>
+
+#include "sys.h"
+
+/* calloc() and reallocarray() that leave errno alone: NULL on failure. */
+void *mmkit__calloc(size_t n, size_t size);
+void *mmkit__reallocarray(void *p, size_t n, size_t size);
+
+/*
+ * 0 if [addr, addr + len) is a non-empty, non-wrapping range, -EINVAL
+ * otherwise.  Page alignment of @addr is required when @aligned.
+ */
+int mmkit__check_range(const void *addr, size_t len, int aligned);
+
+/* @len rounded up to whole pages; 0 when that wraps. */
+static inline size_t mmkit__page_round_up(size_t len)
+{
+	size_t page = sys_page_size();
+
+	return (len + page - 1) & ~(page - 1);
+}
+
+#endif /* MMKIT_UTIL_H */
