@@ -74,9 +74,6 @@ $(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(MMKIT_CFLAGS) -Ilib $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
 
-# The kmod contract test is test-refpage.c built for the kmod backend only.
-$(B)/tests/test-refpage-kmod: tests/test-refpage.c
-
 $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(BENCH_LIBS_$*) $(LDLIBS)

@@ -6,6 +6,12 @@
 # directory).  Exit code 0 pass, 77 skip, anything else fail; a failing
 # test's output is shown (every test's with MMKIT_TEST_VERBOSE=1).  Prints a last
 # line "N passed, N failed, N skipped" and exits non-zero on any failure.
+#
+# A test that wants arguments lists them in tests/NAME.args (NAME as the
+# program or script is called, without .sh): one set a line, words split
+# on blanks, blank lines and lines starting with # ignored.  The test then
+# runs once per set, labelled and counted apart ("[build] test-refpage
+# memfd"); a test without that file runs once, with no arguments.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +38,23 @@ run_one() {	# label, command...
 	esac
 }
 
+# run_one's variables are global too, hence names of their own here.
+run_sets() {	# label, test name, command...
+	sets_label=$1 sets_file="$top/tests/$2.args"; shift 2
+	if [ ! -f "$sets_file" ]; then
+		run_one "$sets_label" "$@"
+		return
+	fi
+	# Each set's words become arguments: split, never globbed.  The file is
+	# read on fd 3, which the test does not inherit: its stdin stays ours.
+	set -f
+	while read -r set_args <&3 || [ -n "$set_args" ]; do
+		case $set_args in ''|'#'*) continue ;; esac
+		run_one "$sets_label $set_args" "$@" $set_args 3<&-
+	done 3<"$sets_file"
+	set +f
+}
+
 [ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR..." >&2; exit 2; }
 first=$1
 # The kernel's log is read before and after: tests that make it complain fail.
@@ -41,12 +64,14 @@ for dir in "$@"; do
 	tag=$(basename "$dir")
 	for t in "$dir"/tests/test-*; do
 		[ -x "$t" ] || continue
-		run_one "[$tag] $(basename "$t")" "$t"
+		name=$(basename "$t")
+		run_sets "[$tag] $name" "$name" "$t"
 	done
 done
 for t in "$top"/tests/test-*.sh; do
 	[ -f "$t" ] || continue
-	MMKIT_BUILD=$(cd "$first" && pwd) run_one "[sh] $(basename "$t" .sh)" sh "$t"
+	name=$(basename "$t" .sh)
+	MMKIT_BUILD=$(cd "$first" && pwd) run_sets "[sh] $name" "$name" sh "$t"
 done
 
 if [ -n "$kmsg_lines" ] && dmesg >/dev/null 2>&1; then

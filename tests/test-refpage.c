@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * Reference pages: the ten contract items of mmkit_refpage(3) on every
- * backend available here, as root and as nobody, plus backend selection.
+ * Reference pages: the ten contract items of mmkit_refpage(3) on the
+ * backend named on the command line (kmod, memfd or uffd), as root and as
+ * nobody, plus backend selection.
  * A backend that does not keep an item must fail it the documented way:
  * uffd's system calls on untouched pages return EFAULT (item 8).
  */
@@ -799,7 +800,6 @@ static void selection(void)
 	printf("    probe: %s\n", f.feature[MMKIT_FEATURE_REFPAGE].reason);
 }
 
-#ifndef REFPAGE_TEST_KMOD
 /*
  * An older kernel, played by seccomp: memfd_create refuses MFD_NOEXEC_SEAL
  * (before 6.3) and userfaultfd refuses UFFD_USER_MODE_ONLY (before 5.11)
@@ -861,9 +861,7 @@ static void uffd_as_nobody(void *arg)
 		printf("    uffd as nobody: available (UFFD_USER_MODE_ONLY)\n");
 	fflush(stdout);
 }
-#endif
 
-#ifdef REFPAGE_TEST_KMOD
 /* Pages of [p, p + n pages) that /proc/self/pagemap says are mapped. */
 static int pages_present(const unsigned char *p, int n)
 {
@@ -896,64 +894,64 @@ static void fault_around(void)
 	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
 	mmkit_refpage_destroy(rp);
 }
-#endif
 
-struct backend_case {
+static const struct backend_case {
 	const char *name;
 	unsigned int flag;
-};
-
-/*
- * Built twice: test-refpage runs memfd and uffd; test-refpage-kmod (which
- * includes this file with REFPAGE_TEST_KMOD) runs the same suite on
- * refpage.ko and skips with the reason where /dev/refpage is absent.
- */
-#ifdef REFPAGE_TEST_KMOD
-static const struct backend_case backends[] = {
+} backends[] = {
 	{ "kmod", MMKIT_REFPAGE_BACKEND_KMOD },
-};
-#else
-static const struct backend_case backends[] = {
 	{ "memfd", MMKIT_REFPAGE_BACKEND_MEMFD },
 	{ "uffd", MMKIT_REFPAGE_BACKEND_UFFD },
 };
-#endif
 
-int main(void)
+static const struct backend_case *backend_named(const char *name)
 {
-	char why[MMKIT_REASON_MAX];
-	int ran = 0, status;
 	size_t i;
 
-	page = (size_t)sysconf(_SC_PAGESIZE);
-	selection();
-#ifndef REFPAGE_TEST_KMOD
-	if (t_is_root())
-		T_CHILD_OK(t_in_child(uffd_as_nobody, NULL));
-	T_CHILD_OK(t_in_child(old_kernel, NULL));
-#endif
-#ifdef REFPAGE_TEST_KMOD
-	if (!mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_KMOD, why, sizeof(why)))
-		fault_around();
-#endif
-	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-		unsigned int flag = backends[i].flag;
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (!strcmp(name, backends[i].name))
+			return &backends[i];
+	return NULL;
+}
 
-		if (mmkit_refpage_backend_available(flag, why, sizeof(why))) {
-			printf("backend %s: unavailable: %s\n", backends[i].name, why);
-			continue;
-		}
-		printf("backend %s%s:\n", backends[i].name, t_is_root() ? ", as root" : "");
-		status = t_in_child(suite, &flag);
-		T_CHILD_OK(status);
-		if (t_is_root()) {
-			printf("backend %s, as nobody:\n", backends[i].name);
-			status = t_in_child(suite_as_nobody, &flag);
-			T_CHILD_OK(status);
-		}
-		ran++;
+/*
+ * One backend a run, so that each passes, fails or skips on its own
+ * (tests/test-refpage.args has the runner run all three).  The checks
+ * that span backends, selection and an older kernel's refusals, run with
+ * memfd: every kernel that can run mmkit has it.
+ */
+int main(int argc, char **argv)
+{
+	const struct backend_case *backend = argc == 2 ? backend_named(argv[1]) : NULL;
+	char why[MMKIT_REASON_MAX];
+	unsigned int flag;
+
+	if (!backend) {
+		fprintf(stderr, "usage: %s kmod|memfd|uffd\n", argv[0]);
+		return 2;
 	}
-	if (!ran)
-		T_SKIP("no refpage backend available: %s", why);
+	flag = backend->flag;
+	if (mmkit_refpage_backend_available(flag, why, sizeof(why)))
+		T_SKIP("backend %s unavailable: %s", backend->name, why);
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	switch (flag) {
+	case MMKIT_REFPAGE_BACKEND_KMOD:
+		fault_around();
+		break;
+	case MMKIT_REFPAGE_BACKEND_MEMFD:
+		selection();
+		T_CHILD_OK(t_in_child(old_kernel, NULL));
+		break;
+	case MMKIT_REFPAGE_BACKEND_UFFD:
+		if (t_is_root())
+			T_CHILD_OK(t_in_child(uffd_as_nobody, NULL));
+		break;
+	}
+	printf("backend %s%s:\n", backend->name, t_is_root() ? ", as root" : "");
+	T_CHILD_OK(t_in_child(suite, &flag));
+	if (t_is_root()) {
+		printf("backend %s, as nobody:\n", backend->name);
+		T_CHILD_OK(t_in_child(suite_as_nobody, &flag));
+	}
 	return T_EXIT_PASS;
 }

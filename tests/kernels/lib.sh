@@ -40,9 +40,10 @@ guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head 
 	reboot sync id true false test tr sort printf kill find"
 
 # make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE...]: a gzip'ed cpio with
-# busybox, /init, the runner, the test binaries of TESTS_DIR and the
-# kernel modules for /init to load; with $bench_names set, that benchmark
-# too, for /init to run with $bench_names_args.
+# busybox, /init, the runner and its argument sets (tests/*.args), the test
+# binaries of TESTS_DIR and the kernel modules for /init to load; with
+# $bench_names set, that benchmark too, for /init to run with
+# $bench_names_args.
 make_initramfs() {
 	root="$out/initramfs.$$"
 	rm -rf "$root"
@@ -53,7 +54,7 @@ make_initramfs() {
 		ln -s busybox "$root/bin/$applet"
 	done
 	cp "$here/guest-init" "$root/init"
-	cp "$top/tests/run-tests.sh" "$root/mmkit/tests/"
+	cp "$top/tests/run-tests.sh" "$top"/tests/*.args "$root/mmkit/tests/"
 	cp "$2"/tests/test-* "$root/mmkit/build/tests/"
 	cp "$2/mmkit" "$root/mmkit/build/"
 	if [ -n "${bench_names:-}" ]; then
