@@ -342,7 +342,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: mmkit bench secret [--json] [--rounds N]\n"
+			fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
+				"usage: mmkit bench secret [--json] [--rounds N]\n"
 				"  32 B and 4 KiB secrets: alloc+free speed (median of N rounds, default 9),\n"
 				"  alone and with %d others live, and pages per 1000 live secrets:\n"
 				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n", BACKGROUND);

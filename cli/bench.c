@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * mmkit bench NAME [ARGS...]: runs the benchmark program bench-NAME.  The
+ * mmkit bench NAME [ARGS...]: runs the benchmark program bench-NAME with ARGS.  The
  * benchmarks link the peers they compare against (libsodium, OpenSSL), so
  * they are separate programs: next to this binary in a build tree
  * (bench/), else in MMKIT_BENCH_DIR or the installed libexec directory.
@@ -14,11 +14,14 @@
 
 #include "cli.h"
 
+static char help_option[] = "--help";
+
 static int name_ok(const char *name)
 {
 	return *name && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(name);
 }
 
+/* Runs @dir/bench-@name with @argv (argv[0] is replaced); returns -errno if it cannot. */
 static int try_exec(const char *dir, const char *name, char **argv)
 {
 	char path[PATH_MAX];
@@ -32,29 +35,34 @@ static int try_exec(const char *dir, const char *name, char **argv)
 	return -errno;
 }
 
-int cmd_bench(int argc, char **argv)
+int cmd_bench(const struct cli_args *a)
 {
-	const char *env = getenv("MMKIT_BENCH_DIR");
+	const char *env = getenv("MMKIT_BENCH_DIR"), *name = a->operand[0];
 	char self[PATH_MAX], *slash;
 	ssize_t n;
+	int i;
 
-	if (argc < 2 || !name_ok(argv[1])) {
-		cli_error("bench: usage: mmkit bench NAME [ARGS...]  (NAME: refpage, secret, ...)");
+	if (!name_ok(name)) {
+		cli_error("bench: '%s' is not a benchmark name (names, refpage, secret)", name);
 		return CLI_EXIT_USAGE;
 	}
+	/* Every mmkit command takes -h for --help; the benchmarks know --help. */
+	for (i = 1; i < a->n; i++)
+		if (!strcmp(a->operand[i], "-h"))
+			a->operand[i] = help_option;
 	if (env && *env)
-		try_exec(env, argv[1], argv + 1);
+		try_exec(env, name, a->operand);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 16);
 	if (n > 0) {
 		self[n] = '\0';
 		slash = strrchr(self, '/');
 		if (slash) {
 			strcpy(slash, "/bench");
-			try_exec(self, argv[1], argv + 1);
+			try_exec(self, name, a->operand);
 		}
 	}
-	try_exec(MMKIT_LIBEXECDIR, argv[1], argv + 1);
+	try_exec(MMKIT_LIBEXECDIR, name, a->operand);
 	cli_error("bench: no benchmark '%s' (looked for bench-%s in MMKIT_BENCH_DIR, "
-		  "beside mmkit in bench/, and in %s)", argv[1], argv[1], MMKIT_LIBEXECDIR);
+		  "beside mmkit in bench/, and in %s)", name, name, MMKIT_LIBEXECDIR);
 	return CLI_EXIT_USAGE;
 }

@@ -11,11 +11,19 @@
 #define CLI_EXIT_FAIL	1
 #define CLI_EXIT_USAGE	2
 
-int cmd_probe(int argc, char **argv);
-int cmd_memlock(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_secrets(int argc, char **argv);
-int cmd_maps(int argc, char **argv);
+/* What a subcommand is given: its operands, the options taken out. */
+struct cli_args {
+	int n;			/* how many operands */
+	char **operand;		/* operand[0] .. operand[n - 1], then NULL */
+	int json;		/* --json was given */
+};
+
+/* The subcommands; each returns the exit code. */
+int cmd_probe(const struct cli_args *a);
+int cmd_maps(const struct cli_args *a);
+int cmd_secrets(const struct cli_args *a);
+int cmd_memlock(const struct cli_args *a);
+int cmd_bench(const struct cli_args *a);
 
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -25,7 +33,5 @@ void cli_json_string(FILE *f, const char *s);
 int cli_parse_size(const char *s, unsigned long long *out);
 /* Parses a PID: a positive decimal number. */
 int cli_parse_pid(const char *s, pid_t *out);
-/* 1 if argv has "--json" (and removes it), 0 if not. */
-int cli_take_flag(int *argc, char **argv, const char *flag);
 
 #endif /* MMKIT_CLI_H */

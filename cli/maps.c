@@ -184,21 +184,16 @@ static void print_json(pid_t pid, const struct report *rep, const struct group *
 	printf("}}\n");
 }
 
-int cmd_maps(int argc, char **argv)
+int cmd_maps(const struct cli_args *a)
 {
-	int json = cli_take_flag(&argc, argv, "--json");
 	struct report rep = { NULL, 0, 0 };
 	struct group total;
 	pid_t pid;
 	size_t i;
 	int j, ret;
 
-	if (argc != 2) {
-		cli_error("maps: usage: mmkit maps PID [--json]");
-		return CLI_EXIT_USAGE;
-	}
-	if (cli_parse_pid(argv[1], &pid)) {
-		cli_error("maps: '%s' is not a PID (a positive number)", argv[1]);
+	if (cli_parse_pid(a->operand[0], &pid)) {
+		cli_error("maps: '%s' is not a PID (a positive number)", a->operand[0]);
 		return CLI_EXIT_USAGE;
 	}
 	ret = mmkit_regions(pid, add_region, &rep);
@@ -223,7 +218,7 @@ int cmd_maps(int argc, char **argv)
 		for (j = 0; j < NVALUES; j++)
 			total.v[j] += rep.g[i].v[j];
 	}
-	if (json)
+	if (a->json)
 		print_json(pid, &rep, &total);
 	else
 		print_text(&rep, &total);

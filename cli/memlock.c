@@ -17,14 +17,15 @@ static void print_kib(const char *what, unsigned long long bytes)
 		printf("%-8s %llu KiB\n", what, bytes / 1024);
 }
 
-int cmd_memlock(int argc, char **argv)
+int cmd_memlock(const struct cli_args *a)
 {
 	unsigned long long size = 0;
 	struct mmkit_memlock m;
 	int ret;
 
-	if (argc > 2 || (argc == 2 && cli_parse_size(argv[1], &size))) {
-		cli_error("memlock: usage: mmkit memlock [SIZE]  (SIZE like 4096, 64K, 1G)");
+	if (a->n && cli_parse_size(a->operand[0], &size)) {
+		cli_error("memlock: '%s' is not a SIZE (a number of bytes with an optional K, M "
+			  "or G: 4096, 64K, 1G)", a->operand[0]);
 		return CLI_EXIT_USAGE;
 	}
 	ret = mmkit_memlock_check(NULL, 0, &m);

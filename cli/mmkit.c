@@ -1,50 +1,160 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
-/* The mmkit command: one subcommand per file of cli/. */
+/*
+ * The mmkit command: one subcommand per file of cli/.  Options are parsed
+ * here, from the table, so that every command answers --help, -h and
+ * unknown options the same way.
+ */
+#include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "mmkit.h"
 #include "cli.h"
+
+/*
+ * The Makefile passes -DMMKIT_VERSION (its VERSION); a build without it
+ * reports the version of the header it was compiled against.
+ */
+#ifndef MMKIT_VERSION
+#define CLI_STRING(x)	#x
+#define CLI_NUMBER(x)	CLI_STRING(x)
+#define MMKIT_VERSION	CLI_NUMBER(MMKIT_VERSION_MAJOR) "." CLI_NUMBER(MMKIT_VERSION_MINOR) \
+			"." CLI_NUMBER(MMKIT_VERSION_PATCH)
+#endif
+
+/* Command flags. */
+#define TAKES_JSON	1	/* --json */
+#define PASSES_REST	2	/* what follows the first operand is passed on untouched */
 
 struct command {
 	const char *name;
-	const char *args;
-	const char *what;
-	int (*run)(int argc, char **argv);
+	const char *synopsis;	/* what follows the name */
+	const char *what;	/* one line */
+	const char *operands;	/* one "  NAME  meaning" line per operand */
+	int min_operands, max_operands;
+	unsigned int flags;
+	int (*run)(const struct cli_args *a);
 };
 
 static const struct command commands[] = {
-	{ "probe", "[--json]", "what this kernel supports, which backend each feature uses, and why", cmd_probe },
-	{ "maps", "PID [--json]", "memory of a process by name, like showmap: Size, Rss, Pss, Private_Dirty, Swap, Locked", cmd_maps },
-	{ "secrets", "[--json]", "processes holding memfd_secret memory: fds, mappings, bytes", cmd_secrets },
-	{ "memlock", "[SIZE]", "RLIMIT_MEMLOCK budget, and whether SIZE more fits", cmd_memlock },
-	{ "bench", "NAME [ARGS...]", "run a benchmark: refpage, secret, names (NAME --help: its options)", cmd_bench },
+	{ "probe", "[--json]", "what this kernel supports, which backend each feature uses, and why",
+	  "", 0, 0, TAKES_JSON, cmd_probe },
+	{ "maps", "PID [--json]",
+	  "memory of a process by name, like showmap: Size, Rss, Pss, Private_Dirty, Swap, Locked",
+	  "  PID           the process, a positive number\n", 1, 1, TAKES_JSON, cmd_maps },
+	{ "secrets", "[--json]", "processes holding memfd_secret memory: fds, mappings, bytes",
+	  "", 0, 0, TAKES_JSON, cmd_secrets },
+	{ "memlock", "[SIZE]", "RLIMIT_MEMLOCK budget, and whether SIZE more fits",
+	  "  SIZE          bytes, with an optional K, M or G (powers of 1024): 4096, 64K, 1G\n",
+	  0, 1, 0, cmd_memlock },
+	{ "bench", "NAME [ARGS...]", "run a benchmark: names, refpage, secret",
+	  "  NAME          names, refpage or secret\n"
+	  "  ARGS          the benchmark's own options: mmkit bench NAME --help\n",
+	  1, INT_MAX, PASSES_REST, cmd_bench },
 };
+
+#define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: mmkit COMMAND [ARGS...]\n\ncommands:\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %-15s %s\n", commands[i].name, commands[i].args, commands[i].what);
+	fprintf(f, "usage: mmkit COMMAND [ARGS...]\n"
+		"       mmkit help [COMMAND]    the usage of COMMAND, like mmkit COMMAND --help\n"
+		"       mmkit --version\n\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %-15s %s\n", commands[i].name, commands[i].synopsis,
+			commands[i].what);
+	fprintf(f, "\nexit status:\n"
+		"  0  success\n"
+		"  1  the work failed: a process gone or unreadable, memlock SIZE not fitting\n"
+		"  2  bad usage or input\n");
+}
+
+static void command_usage(FILE *f, const struct command *cmd)
+{
+	fprintf(f, "usage: mmkit %s %s\n%s\n\n%s", cmd->name, cmd->synopsis, cmd->what,
+		cmd->operands);
+	if (cmd->flags & TAKES_JSON)
+		fprintf(f, "  --json        JSON with stable keys instead of a table\n");
+	fprintf(f, "  -h, --help    this help\n");
+}
+
+static int is_help(const char *arg)
+{
+	return !strcmp(arg, "--help") || !strcmp(arg, "-h");
+}
+
+/* "-5" is a (bad) operand, not an option: its message should say why it is bad. */
+static int is_option(const char *arg)
+{
+	return arg[0] == '-' && arg[1] && !isdigit((unsigned char)arg[1]);
+}
+
+/* Takes the options out of argv[1..argc-1], checks the operands, runs @cmd. */
+static int run(const struct command *cmd, int argc, char **argv)
+{
+	struct cli_args a = { 0, argv + 1, 0 };
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if ((cmd->flags & PASSES_REST) && a.n) {
+			a.operand[a.n++] = argv[i];
+		} else if (is_help(argv[i])) {
+			command_usage(stdout, cmd);
+			return CLI_EXIT_OK;
+		} else if ((cmd->flags & TAKES_JSON) && !strcmp(argv[i], "--json")) {
+			a.json = 1;
+		} else if (is_option(argv[i])) {
+			cli_error("%s: unknown option '%s' (mmkit %s --help: its usage)", cmd->name,
+				  argv[i], cmd->name);
+			return CLI_EXIT_USAGE;
+		} else {
+			a.operand[a.n++] = argv[i];
+		}
+	}
+	a.operand[a.n] = NULL;
+	if (a.n > cmd->max_operands) {
+		cli_error("%s: unexpected argument '%s' (usage: mmkit %s %s)", cmd->name,
+			  a.operand[cmd->max_operands], cmd->name, cmd->synopsis);
+		return CLI_EXIT_USAGE;
+	}
+	/* The synopsis of a command with operands it needs starts with the first. */
+	if (a.n < cmd->min_operands) {
+		cli_error("%s: %.*s missing (usage: mmkit %s %s)", cmd->name,
+			  (int)strcspn(cmd->synopsis, " "), cmd->synopsis, cmd->name, cmd->synopsis);
+		return CLI_EXIT_USAGE;
+	}
+	return cmd->run(&a);
 }
 
 int main(int argc, char **argv)
 {
+	static char help_option[] = "--help";
 	size_t i;
 
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (is_help(argv[1]) || (!strcmp(argv[1], "help") && argc == 2)) {
 		usage(stdout);
 		return CLI_EXIT_OK;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("mmkit %s\n", MMKIT_VERSION);
+		return CLI_EXIT_OK;
+	}
+	/* mmkit help COMMAND ARGS... is mmkit COMMAND ARGS... --help. */
+	if (!strcmp(argv[1], "help")) {
+		memmove(&argv[1], &argv[2], (size_t)(argc - 2) * sizeof(*argv));
+		argv[argc - 1] = help_option;
+	}
+	for (i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	cli_error("unknown command '%s'", argv[1]);
+			return run(&commands[i], argc - 1, argv + 1);
+	cli_error("unknown %s '%s'", is_option(argv[1]) ? "option" : "command", argv[1]);
 	usage(stderr);
 	return CLI_EXIT_USAGE;
 }

@@ -10,29 +10,24 @@
 #include "mmkit.h"
 #include "cli.h"
 
-int cmd_probe(int argc, char **argv)
+int cmd_probe(const struct cli_args *a)
 {
-	int json = cli_take_flag(&argc, argv, "--json");
 	struct mmkit_features f;
 	int i, ret;
 
-	if (argc != 1) {
-		cli_error("probe: unexpected argument '%s'", argv[1]);
-		return CLI_EXIT_USAGE;
-	}
 	ret = mmkit_probe(&f);
 	if (ret) {
 		cli_error("probe failed: %s", strerror(-ret));
 		return CLI_EXIT_FAIL;
 	}
-	if (json)
+	if (a->json)
 		printf("{\"features\": {");
 	else
 		printf("%-13s %-15s %-13s %s\n", "FEATURE", "STATUS", "BACKEND", "REASON");
 	for (i = 0; i < MMKIT_FEATURE_COUNT; i++) {
 		const struct mmkit_feature *ft = &f.feature[i];
 
-		if (!json) {
+		if (!a->json) {
 			printf("%-13s %-15s %-13s %s\n", mmkit_feature_name(i),
 			       mmkit_status_name(ft->status), ft->backend, ft->reason);
 			continue;
@@ -44,7 +39,7 @@ int cmd_probe(int argc, char **argv)
 		cli_json_string(stdout, ft->reason);
 		printf("}");
 	}
-	if (json)
+	if (a->json)
 		printf("\n}}\n");
 	return CLI_EXIT_OK;
 }

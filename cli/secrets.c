@@ -214,18 +214,13 @@ static void print_table(const struct scan *s)
 	}
 }
 
-int cmd_secrets(int argc, char **argv)
+int cmd_secrets(const struct cli_args *a)
 {
-	int json = cli_take_flag(&argc, argv, "--json");
 	struct scan s = { 0 };
 	struct dirent *de;
 	DIR *proc;
 	int ret = 0;
 
-	if (argc != 1) {
-		cli_error("secrets: unexpected argument '%s'", argv[1]);
-		return CLI_EXIT_USAGE;
-	}
 	proc = opendir("/proc");
 	if (!proc) {
 		cli_error("secrets: /proc: %s", strerror(errno));
@@ -241,7 +236,7 @@ int cmd_secrets(int argc, char **argv)
 		free(s.unreadable);
 		return CLI_EXIT_FAIL;
 	}
-	if (json)
+	if (a->json)
 		print_json(&s);
 	else
 		print_table(&s);

@@ -66,18 +66,3 @@ int cli_parse_pid(const char *s, pid_t *out)
 	*out = (pid_t)v;
 	return 0;
 }
-
-int cli_take_flag(int *argc, char **argv, const char *flag)
-{
-	int i, found = 0;
-
-	for (i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], flag))
-			continue;
-		memmove(&argv[i], &argv[i + 1], (size_t)(*argc - i) * sizeof(*argv));
-		(*argc)--;
-		found = 1;
-		i--;
-	}
-	return found;
-}

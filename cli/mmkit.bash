@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#
+# Bash completion of the mmkit command: its commands, each command's
+# options, PIDs (from /proc) for maps, benchmark names and their options
+# for bench.  Installed as share/bash-completion/completions/mmkit; needs
+# only bash, not the bash-completion package.  tests/test-cli.sh checks
+# these lists against what `mmkit COMMAND --help` says.
+
+_mmkit()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+	local commands="probe maps secrets memlock bench" benches="names refpage secret"
+	local cmd=${COMP_WORDS[1]} operands=() words="" i
+
+	COMPREPLY=()
+	# The operands before the word being completed (options start with -).
+	for ((i = 2; i < COMP_CWORD; i++)); do
+		[[ ${COMP_WORDS[i]} == -* ]] || operands+=("${COMP_WORDS[i]}")
+	done
+	if ((COMP_CWORD == 1)); then
+		words="$commands help --help -h --version -V"
+	elif [[ $cmd == help ]]; then
+		# mmkit help COMMAND, mmkit help bench NAME
+		if ((COMP_CWORD == 2)); then
+			words=$commands
+		elif ((COMP_CWORD == 3)) && [[ ${COMP_WORDS[2]} == bench ]]; then
+			words=$benches
+		fi
+	else
+		case $cmd in
+		probe | secrets)
+			words="--json --help -h" ;;
+		memlock)
+			words="--help -h" ;;
+		maps)
+			if ((${#operands[@]} == 0)) && [[ $cur != -* ]]; then
+				local pids=(/proc/[0-9]*)
+				words=${pids[*]#/proc/}
+			else
+				words="--json --help -h"
+			fi ;;
+		bench)
+			# The options after NAME are the benchmark's own; those
+			# taking a number get none.
+			case ${operands[0]-}:$prev in
+			*:--vmas | *:--forks | *:--iterations | *:--rounds) ;;
+			:*)		words="$benches --help -h" ;;
+			names:*)	words="--json --vmas --forks --help -h" ;;
+			refpage:*)	words="--json --iterations --help -h" ;;
+			secret:*)	words="--json --rounds --help -h" ;;
+			esac ;;
+		esac
+	fi
+	COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+complete -F _mmkit mmkit
