@@ -137,3 +137,8 @@ clean:
 
 FORCE:
 .PHONY: all run check check-native check-kernels cross-aarch64 install clean FORCE
+
+# The Debian packages, into build-deb/ (debian/README.source).
+deb:
+	debian/build-debs build-deb
+.PHONY: deb
