@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "procfs.h"
 
 #define SECRETMEM_NAME	"/secretmem (deleted)"
 
@@ -74,35 +75,23 @@ static int scan_fds(int procfd, struct holder *h)
 /* Sums the secretmem mappings of /proc/PID/maps; -errno if unreadable. */
 static int scan_maps(int procfd, struct holder *h)
 {
-	char line[4096];
-	FILE *f;
-	int fd;
+	struct mmkit__lines maps;
+	const char *line, *eol;
+	struct mmkit__vma v;
+	int ret;
 
-	fd = openat(procfd, "maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		char *name = strchr(line, '/');
-
-		if (!name || strcmp(name, SECRETMEM_NAME "\n") ||
-		    sscanf(line, "%lx-%lx", &start, &end) != 2)
+	ret = mmkit__lines_open(&maps, procfd, "maps");
+	if (ret)
+		return ret;
+	while ((ret = mmkit__lines_next(&maps, &line, &eol)) == 1) {
+		if (mmkit__vma_parse(line, eol, &v) || !mmkit__vma_path_is(&v, SECRETMEM_NAME))
 			continue;
 		h->mappings++;
-		h->mapped_bytes += end - start;
+		h->mapped_bytes += v.end - v.start;
 	}
+	mmkit__lines_close(&maps);
 	/* An unreadable maps opens but fails on the first read. */
-	if (ferror(f)) {
-		fclose(f);
-		return -EACCES;
-	}
-	fclose(f);
-	return 0;
+	return ret;
 }
 
 static void read_command(int procfd, struct holder *h)
