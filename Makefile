@@ -7,6 +7,8 @@
 # make cross-aarch64   everything, cross-compiled for arm64 (static)
 # make check-kernels   the test suite inside real kernels under QEMU
 # make install         PREFIX=/usr/local DESTDIR=
+#
+# PKG_CONFIG finds the benchmark peers (PKG_CONFIG=false builds without them).
 
 VERSION		:= 0.1.0
 SOVERSION	:= 0
@@ -20,6 +22,7 @@ MANDIR		?= $(PREFIX)/share/man
 
 CC		?= cc
 CFLAGS		?= -O2 -g
+PKG_CONFIG	?= pkg-config
 B		?= build
 
 MMKIT_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
@@ -43,8 +46,24 @@ EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 SHLIB		:= $(B)/libmmkit.so.$(VERSION)
 STLIB		:= $(B)/libmmkit.a
 
-# Extra libraries of one benchmark (the peers it compares against).
-BENCH_LIBS_bench-secret := -lsodium -lcrypto
+# The peers bench-secret compares against, each built in when pkg-config
+# finds it (a machine with only a compiler and make builds it without them).
+# Asked only when benchmarks are built: the ASan and cross builds skip them.
+ifneq ($(BENCH_SRCS),)
+have_peer	= $(shell $(PKG_CONFIG) --exists $(1) 2>/dev/null && echo yes)
+HAVE_LIBSODIUM	:= $(call have_peer,libsodium)
+HAVE_OPENSSL	:= $(call have_peer,libcrypto)
+endif
+BENCH_CFLAGS_bench-secret := \
+	$(if $(HAVE_LIBSODIUM),-DHAVE_LIBSODIUM $(shell $(PKG_CONFIG) --cflags libsodium)) \
+	$(if $(HAVE_OPENSSL),-DHAVE_OPENSSL $(shell $(PKG_CONFIG) --cflags libcrypto))
+BENCH_LIBS_bench-secret := \
+	$(if $(HAVE_LIBSODIUM),$(shell $(PKG_CONFIG) --libs libsodium)) \
+	$(if $(HAVE_OPENSSL),$(shell $(PKG_CONFIG) --libs libcrypto))
+
+# Writes $(1) into the target only when it differs from what is there: a
+# target depending on that file is rebuilt when the setting changes.
+record		= @mkdir -p $(@D); echo '$(1)' | cmp -s - $@ 2>/dev/null || echo '$(1)' > $@
 
 all: $(SHLIB) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
 
@@ -77,9 +96,16 @@ $(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(STLIB)
 # The kmod contract test is test-refpage.c built for the kmod backend only.
 $(B)/tests/test-refpage-kmod: tests/test-refpage.c
 
+# bench-secret is rebuilt when the peers found change (one is installed).
+$(B)/bench/bench-secret: $(B)/bench/bench-secret.peers
+
+$(B)/bench/bench-secret.peers: FORCE
+	$(call record,$(strip $(BENCH_CFLAGS_bench-secret) $(BENCH_LIBS_bench-secret)))
+
 $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(BENCH_LIBS_$*) $(LDLIBS)
+	$(CC) $(MMKIT_CFLAGS) $(BENCH_CFLAGS_$*) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) \
+		$(BENCH_LIBS_$*) $(LDLIBS)
 
 $(B)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
