@@ -25,6 +25,17 @@ CFLAGS		?= -O2 -g
 PKG_CONFIG	?= pkg-config
 B		?= build
 
+# A cross compiler named TRIPLET-gcc comes with TRIPLET-ld, -ar and -objcopy,
+# which the static library is made with.
+TOOL_PREFIX	:= $(patsubst %gcc,%,$(filter %-gcc,$(notdir $(CC))))
+ifeq ($(origin LD),default)
+LD		:= $(TOOL_PREFIX)ld
+endif
+ifeq ($(origin AR),default)
+AR		:= $(TOOL_PREFIX)ar
+endif
+OBJCOPY		?= $(TOOL_PREFIX)objcopy
+
 MMKIT_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
 		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread \
 		   -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"'
@@ -65,6 +76,9 @@ BENCH_LIBS_bench-secret := \
 # target depending on that file is rebuilt when the setting changes.
 record		= @mkdir -p $(@D); echo '$(1)' | cmp -s - $@ 2>/dev/null || echo '$(1)' > $@
 
+# A recipe that fails leaves no half-written target behind.
+.DELETE_ON_ERROR:
+
 all: $(SHLIB) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
 
 $(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) include/mmkit.h
@@ -77,7 +91,14 @@ $(SHLIB): $(LIB_OBJS) lib/libmmkit.map
 	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so.$(SOVERSION)
 	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so
 
-$(STLIB): $(LIB_OBJS)
+# The archive holds one object: the library linked together, its hidden
+# (internal) symbols made local, so that only mmkit_ names are global and
+# a program's own sys_open or the like cannot collide with the library's.
+$(B)/libmmkit.o: $(LIB_OBJS)
+	$(LD) -r -o $@ $^
+	$(OBJCOPY) --localize-hidden $@
+
+$(STLIB): $(B)/libmmkit.o
 	rm -f $@
 	$(AR) rcs $@ $^
 
@@ -88,10 +109,11 @@ $(B)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/mmkit.h
 $(B)/mmkit: $(CLI_OBJS) $(STLIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS)
 
-# Tests may look inside the library (lib/*.h) and link it statically.
-$(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(STLIB)
+# Tests may look inside the library (lib/*.h) and call its internal
+# functions, which the archive keeps local: they link the objects.
+$(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) -Ilib $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
+	$(CC) $(MMKIT_CFLAGS) -Ilib $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 # The kmod contract test is test-refpage.c built for the kmod backend only.
 $(B)/tests/test-refpage-kmod: tests/test-refpage.c
@@ -130,9 +152,10 @@ check: all build-asan cross-aarch64
 check-native: all
 	tests/run-tests.sh $(B)
 
+# LD, AR and OBJCOPY follow from the compiler's name.
 cross-aarch64: FORCE
 	$(MAKE) --no-print-directory B=build-aarch64 CC=aarch64-linux-gnu-gcc \
-		AR=aarch64-linux-gnu-ar LDFLAGS=-static BENCH_SRCS= \
+		LDFLAGS=-static BENCH_SRCS= \
 		build-aarch64/libmmkit.a build-aarch64/mmkit \
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
