@@ -8,7 +8,9 @@
 # make check-kernels   the test suite inside real kernels under QEMU
 # make install         PREFIX=/usr/local DESTDIR=
 #
-# PKG_CONFIG finds the benchmark peers (PKG_CONFIG=false builds without them).
+# Overrides: CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS add to the project's own
+# flags; B=DIR builds elsewhere; V=1 shows the full commands; PKG_CONFIG
+# finds the benchmark peers (PKG_CONFIG=false builds without them).
 
 VERSION		:= 0.1.0
 SOVERSION	:= 0
@@ -36,11 +38,14 @@ AR		:= $(TOOL_PREFIX)ar
 endif
 OBJCOPY		?= $(TOOL_PREFIX)objcopy
 
+# The project's own flags; the user's CFLAGS come after them and cannot
+# take them away.  Each compile writes a .d file of the headers it read.
 MMKIT_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
-		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread \
-		   -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"'
+		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread
 LIB_CFLAGS	:= $(MMKIT_CFLAGS) -fPIC -fvisibility=hidden
-LDLIBS		+= -pthread
+CLI_CFLAGS	:= $(MMKIT_CFLAGS) -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"'
+DEPFLAGS	= -MMD -MP -MF $(basename $@).d -MT $@
+MMKIT_LDLIBS	:= -pthread
 
 LIB_SRCS	:= $(wildcard lib/*.c)
 CLI_SRCS	:= $(wildcard cli/*.c)
@@ -53,8 +58,11 @@ CLI_OBJS	:= $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS		:= $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
+DEPS		:= $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
+		   $(EXAMPLES:=.d)
 
 SHLIB		:= $(B)/libmmkit.so.$(VERSION)
+SHLIB_LINKS	:= $(B)/libmmkit.so.$(SOVERSION) $(B)/libmmkit.so
 STLIB		:= $(B)/libmmkit.a
 
 # The peers bench-secret compares against, each built in when pkg-config
@@ -76,47 +84,68 @@ BENCH_LIBS_bench-secret := \
 # target depending on that file is rebuilt when the setting changes.
 record		= @mkdir -p $(@D); echo '$(1)' | cmp -s - $@ 2>/dev/null || echo '$(1)' > $@
 
+# Short lines ("  CC      build/lib/sys.o") unless V=1; none with make -s.
+ifeq ($(V),1)
+Q		:=
+say		=
+else
+Q		:= @
+ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+say		=
+else
+say		= printf '  %-7s %s\n' '$(1)' '$(2)';
+endif
+endif
+
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
 
-all: $(SHLIB) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
+all: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
 
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) include/mmkit.h
+$(B)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(call say,CC,$@)$(CC) $(LIB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(SHLIB): $(LIB_OBJS) lib/libmmkit.map
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libmmkit.so.$(SOVERSION) \
-		-Wl,--version-script=lib/libmmkit.map -o $@ $(LIB_OBJS) $(LDLIBS)
-	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so.$(SOVERSION)
-	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared \
+		-Wl,-soname,libmmkit.so.$(SOVERSION) -Wl,--version-script=lib/libmmkit.map \
+		-o $@ $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
+
+$(SHLIB_LINKS): $(SHLIB)
+	$(Q)$(call say,LN,$@)ln -sf $(notdir $(SHLIB)) $@
 
 # The archive holds one object: the library linked together, its hidden
 # (internal) symbols made local, so that only mmkit_ names are global and
 # a program's own sys_open or the like cannot collide with the library's.
 $(B)/libmmkit.o: $(LIB_OBJS)
-	$(LD) -r -o $@ $^
-	$(OBJCOPY) --localize-hidden $@
+	$(Q)$(call say,LD,$@)$(LD) -r -o $@ $^
+	$(Q)$(call say,OBJCOPY,$@)$(OBJCOPY) --localize-hidden $@
 
 $(STLIB): $(B)/libmmkit.o
-	rm -f $@
-	$(AR) rcs $@ $^
+	@rm -f $@
+	$(Q)$(call say,AR,$@)$(AR) rcs $@ $^
 
-$(B)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/mmkit.h
+# The command looks for installed benchmarks in LIBEXECDIR: it is rebuilt
+# when that changes (make; make install PREFIX=...).
+$(CLI_OBJS): $(B)/cli/libexecdir.set
+
+$(B)/cli/libexecdir.set: FORCE
+	$(call record,$(LIBEXECDIR)/mmkit)
+
+$(B)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(call say,CC,$@)$(CC) $(CLI_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/mmkit: $(CLI_OBJS) $(STLIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS)
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) \
+		$(MMKIT_LDLIBS) $(LDLIBS)
 
 # Tests may look inside the library (lib/*.h) and call its internal
 # functions, which the archive keeps local: they link the objects.
-$(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_OBJS)
+$(B)/tests/%: tests/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) -Ilib $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
-
-# The kmod contract test is test-refpage.c built for the kmod backend only.
-$(B)/tests/test-refpage-kmod: tests/test-refpage.c
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) \
+		$(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
 
 # bench-secret is rebuilt when the peers found change (one is installed).
 $(B)/bench/bench-secret: $(B)/bench/bench-secret.peers
@@ -124,17 +153,20 @@ $(B)/bench/bench-secret: $(B)/bench/bench-secret.peers
 $(B)/bench/bench-secret.peers: FORCE
 	$(call record,$(strip $(BENCH_CFLAGS_bench-secret) $(BENCH_LIBS_bench-secret)))
 
-$(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(STLIB)
+$(B)/bench/%: bench/%.c $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) $(BENCH_CFLAGS_$*) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) \
-		$(BENCH_LIBS_$*) $(LDLIBS)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) $(BENCH_CFLAGS_$*) $(CPPFLAGS) $(CFLAGS) \
+		$(DEPFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(BENCH_LIBS_$*) $(MMKIT_LDLIBS) $(LDLIBS)
 
 $(B)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) \
+		$(LDFLAGS) -o $@ $< $(STLIB) $(MMKIT_LDLIBS) $(LDLIBS)
+
+-include $(wildcard $(DEPS))
 
 # Needs only a C compiler and make: no benchmark peers.
-run: $(SHLIB) $(STLIB) $(B)/mmkit
+run: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit
 	$(B)/mmkit probe
 
 # The ASan+UBSan build lives beside the normal one; it skips the peer
@@ -143,7 +175,7 @@ ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
 build-asan: FORCE
-	$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
+	$(Q)$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= all
 
 check: all build-asan cross-aarch64
@@ -154,7 +186,7 @@ check-native: all
 
 # LD, AR and OBJCOPY follow from the compiler's name.
 cross-aarch64: FORCE
-	$(MAKE) --no-print-directory B=build-aarch64 CC=aarch64-linux-gnu-gcc \
+	$(Q)$(MAKE) --no-print-directory B=build-aarch64 CC=aarch64-linux-gnu-gcc \
 		LDFLAGS=-static BENCH_SRCS= \
 		build-aarch64/libmmkit.a build-aarch64/mmkit \
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
@@ -188,4 +220,4 @@ clean:
 	rm -rf build build-asan build-aarch64 build-kernels
 
 FORCE:
-.PHONY: all run check check-native check-kernels cross-aarch64 install clean FORCE
+.PHONY: all run check check-native check-kernels cross-aarch64 build-asan install clean FORCE
