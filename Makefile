@@ -20,7 +20,9 @@ BINDIR		?= $(PREFIX)/bin
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 LIBEXECDIR	?= $(PREFIX)/libexec
-MANDIR		?= $(PREFIX)/share/man
+DATADIR		?= $(PREFIX)/share
+MANDIR		?= $(DATADIR)/man
+BASHCOMPDIR	?= $(DATADIR)/bash-completion/completions
 
 CC		?= cc
 CFLAGS		?= -O2 -g
@@ -64,6 +66,8 @@ DEPS		:= $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
 SHLIB		:= $(B)/libmmkit.so.$(VERSION)
 SHLIB_LINKS	:= $(B)/libmmkit.so.$(SOVERSION) $(B)/libmmkit.so
 STLIB		:= $(B)/libmmkit.a
+MAN_PAGES	:= $(wildcard man/*.1 man/*.3 man/*.7)
+BASH_COMPLETION	:= $(wildcard cli/mmkit.bash)
 
 # The peers bench-secret compares against, each built in when pkg-config
 # finds it (a machine with only a compiler and make builds it without them).
@@ -198,11 +202,15 @@ KERNEL_TIERS	?= debian-amd64 debian-arm64 custom-amd64
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)
 
+# The man pages of section $(1), into their directory.
+install_man	= $(if $(filter %.$(1),$(MAN_PAGES)),install -d $(DESTDIR)$(MANDIR)/man$(1) && \
+		  install -m 644 $(filter %.$(1),$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man$(1)/)
+
 # mmkit.pc is written at install time: it names the PREFIX of this install.
+# Man pages that are ".so" stubs are installed as they are: man follows them.
 install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man3
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit
 	install -m 755 $(B)/mmkit $(DESTDIR)$(BINDIR)/mmkit
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so.$(SOVERSION)
@@ -213,8 +221,11 @@ install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    mmkit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mmkit.pc
 	$(if $(BENCHES),install -m 755 $(BENCHES) $(DESTDIR)$(LIBEXECDIR)/mmkit/)
-	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
+	$(call install_man,1)
+	$(call install_man,3)
+	$(call install_man,7)
+	$(if $(BASH_COMPLETION),install -D -m 644 $(BASH_COMPLETION) \
+		$(DESTDIR)$(BASHCOMPDIR)/mmkit)
 
 clean:
 	rm -rf build build-asan build-aarch64 build-kernels
