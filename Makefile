@@ -7,6 +7,10 @@
 # make cross-aarch64   everything, cross-compiled for arm64 (static)
 # make check-kernels   the test suite inside real kernels under QEMU
 # make install         PREFIX=/usr/local DESTDIR=
+#
+# Overrides: CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS add to the project's own
+# flags; B=DIR builds elsewhere; V=1 shows the full commands; PKG_CONFIG
+# finds the benchmark peers (PKG_CONFIG=false builds without them).
 
 VERSION		:= 0.1.0
 SOVERSION	:= 0
@@ -16,17 +20,35 @@ BINDIR		?= $(PREFIX)/bin
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 LIBEXECDIR	?= $(PREFIX)/libexec
-MANDIR		?= $(PREFIX)/share/man
+DATADIR		?= $(PREFIX)/share
+MANDIR		?= $(DATADIR)/man
+BASHCOMPDIR	?= $(DATADIR)/bash-completion/completions
 
 CC		?= cc
 CFLAGS		?= -O2 -g
+PKG_CONFIG	?= pkg-config
 B		?= build
 
+# A cross compiler named TRIPLET-gcc comes with TRIPLET-ld, -ar and -objcopy,
+# which the static library is made with.
+TOOL_PREFIX	:= $(patsubst %gcc,%,$(filter %-gcc,$(notdir $(CC))))
+ifeq ($(origin LD),default)
+LD		:= $(TOOL_PREFIX)ld
+endif
+ifeq ($(origin AR),default)
+AR		:= $(TOOL_PREFIX)ar
+endif
+OBJCOPY		?= $(TOOL_PREFIX)objcopy
+
+# The project's own flags; the user's CFLAGS come after them and cannot
+# take them away.  Each compile writes a .d file of the headers it read.
 MMKIT_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
-		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread \
-		   -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"'
+		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread
 LIB_CFLAGS	:= $(MMKIT_CFLAGS) -fPIC -fvisibility=hidden
-LDLIBS		+= -pthread
+CLI_CFLAGS	:= $(MMKIT_CFLAGS) -Ilib -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"' \
+		   -DMMKIT_VERSION='"$(VERSION)"'
+DEPFLAGS	= -MMD -MP -MF $(basename $@).d -MT $@
+MMKIT_LDLIBS	:= -pthread
 
 LIB_SRCS	:= $(wildcard lib/*.c)
 CLI_SRCS	:= $(wildcard cli/*.c)
@@ -39,51 +61,119 @@ CLI_OBJS	:= $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS		:= $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
+DEPS		:= $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
+		   $(EXAMPLES:=.d)
 
 SHLIB		:= $(B)/libmmkit.so.$(VERSION)
+SHLIB_LINKS	:= $(B)/libmmkit.so.$(SOVERSION) $(B)/libmmkit.so
 STLIB		:= $(B)/libmmkit.a
+MAN_PAGES	:= $(wildcard man/*.1 man/*.3 man/*.7)
+BASH_COMPLETION	:= $(wildcard cli/mmkit.bash)
 
-# Extra libraries of one benchmark (the peers it compares against).
-BENCH_LIBS_bench-secret := -lsodium -lcrypto
+# The peers bench-secret compares against, each built in when pkg-config
+# finds it (a machine with only a compiler and make builds it without them).
+# Asked only when benchmarks are built: the ASan and cross builds skip them.
+ifneq ($(BENCH_SRCS),)
+have_peer	= $(shell $(PKG_CONFIG) --exists $(1) 2>/dev/null && echo yes)
+HAVE_LIBSODIUM	:= $(call have_peer,libsodium)
+HAVE_OPENSSL	:= $(call have_peer,libcrypto)
+endif
+BENCH_CFLAGS_bench-secret := \
+	$(if $(HAVE_LIBSODIUM),-DHAVE_LIBSODIUM $(shell $(PKG_CONFIG) --cflags libsodium)) \
+	$(if $(HAVE_OPENSSL),-DHAVE_OPENSSL $(shell $(PKG_CONFIG) --cflags libcrypto))
+BENCH_LIBS_bench-secret := \
+	$(if $(HAVE_LIBSODIUM),$(shell $(PKG_CONFIG) --libs libsodium)) \
+	$(if $(HAVE_OPENSSL),$(shell $(PKG_CONFIG) --libs libcrypto))
 
-all: $(SHLIB) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
+# Writes $(1) into the target only when it differs from what is there: a
+# target depending on that file is rebuilt when the setting changes.
+record		= @mkdir -p $(@D); echo '$(1)' | cmp -s - $@ 2>/dev/null || echo '$(1)' > $@
 
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) include/mmkit.h
+# Short lines ("  CC      build/lib/sys.o") unless V=1; none with make -s.
+ifeq ($(V),1)
+Q		:=
+say		=
+else
+Q		:= @
+ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+say		=
+else
+say		= printf '  %-7s %s\n' '$(1)' '$(2)';
+endif
+endif
+
+# A recipe that fails leaves no half-written target behind.
+.DELETE_ON_ERROR:
+
+all: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
+
+$(B)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(call say,CC,$@)$(CC) $(LIB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(SHLIB): $(LIB_OBJS) lib/libmmkit.map
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libmmkit.so.$(SOVERSION) \
-		-Wl,--version-script=lib/libmmkit.map -o $@ $(LIB_OBJS) $(LDLIBS)
-	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so.$(SOVERSION)
-	ln -sf libmmkit.so.$(VERSION) $(B)/libmmkit.so
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared \
+		-Wl,-soname,libmmkit.so.$(SOVERSION) -Wl,--version-script=lib/libmmkit.map \
+		-o $@ $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
 
-$(STLIB): $(LIB_OBJS)
-	rm -f $@
-	$(AR) rcs $@ $^
+$(SHLIB_LINKS): $(SHLIB)
+	$(Q)$(call say,LN,$@)ln -sf $(notdir $(SHLIB)) $@
 
-$(B)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/mmkit.h
+# The archive holds one object: the library linked together, its hidden
+# (internal) symbols made local, so that only mmkit_ names are global and
+# a program's own sys_open or the like cannot collide with the library's.
+$(B)/libmmkit.o: $(LIB_OBJS)
+	$(Q)$(call say,LD,$@)$(LD) -r -o $@ $^
+	$(Q)$(call say,OBJCOPY,$@)$(OBJCOPY) --localize-hidden $@
+
+$(STLIB): $(B)/libmmkit.o
+	@rm -f $@
+	$(Q)$(call say,AR,$@)$(AR) rcs $@ $^
+
+# The command looks for installed benchmarks in LIBEXECDIR: it is rebuilt
+# when that changes (make; make install PREFIX=...).
+$(CLI_OBJS): $(B)/cli/libexecdir.set
+
+$(B)/cli/libexecdir.set: FORCE
+	$(call record,$(LIBEXECDIR)/mmkit)
+
+$(B)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(call say,CC,$@)$(CC) $(CLI_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(B)/mmkit: $(CLI_OBJS) $(STLIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS)
+# The command reads /proc through the library's procfs layer (lib/procfs.h),
+# which the archive keeps local: it links the objects.
+$(B)/mmkit: $(CLI_OBJS) $(LIB_OBJS)
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_OBJS) \
+		$(MMKIT_LDLIBS) $(LDLIBS)
 
-# Tests may look inside the library (lib/*.h) and link it statically.
-$(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(STLIB)
+# Tests may look inside the library (lib/*.h) and call its internal
+# functions, which the archive keeps local: they link the objects.
+$(B)/tests/%: tests/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) -Ilib $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) \
+		$(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
 
-$(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(STLIB)
+# bench-secret is rebuilt when the peers found change (one is installed).
+$(B)/bench/bench-secret: $(B)/bench/bench-secret.peers
+
+$(B)/bench/bench-secret.peers: FORCE
+	$(call record,$(strip $(BENCH_CFLAGS_bench-secret) $(BENCH_LIBS_bench-secret)))
+
+$(B)/bench/%: bench/%.c $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(BENCH_LIBS_$*) $(LDLIBS)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) $(BENCH_CFLAGS_$*) $(CPPFLAGS) $(CFLAGS) \
+		$(DEPFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(BENCH_LIBS_$*) $(MMKIT_LDLIBS) $(LDLIBS)
 
 $(B)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(MMKIT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) \
+		$(LDFLAGS) -o $@ $< $(STLIB) $(MMKIT_LDLIBS) $(LDLIBS)
+
+-include $(wildcard $(DEPS))
 
 # Needs only a C compiler and make: no benchmark peers.
-run: $(SHLIB) $(STLIB) $(B)/mmkit
+run: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit
 	$(B)/mmkit probe
 
 # The ASan+UBSan build lives beside the normal one; it skips the peer
@@ -92,7 +182,7 @@ ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
 build-asan: FORCE
-	$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
+	$(Q)$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= all
 
 check: all build-asan cross-aarch64
@@ -101,9 +191,10 @@ check: all build-asan cross-aarch64
 check-native: all
 	tests/run-tests.sh $(B)
 
+# LD, AR and OBJCOPY follow from the compiler's name.
 cross-aarch64: FORCE
-	$(MAKE) --no-print-directory B=build-aarch64 CC=aarch64-linux-gnu-gcc \
-		AR=aarch64-linux-gnu-ar LDFLAGS=-static BENCH_SRCS= \
+	$(Q)$(MAKE) --no-print-directory B=build-aarch64 CC=aarch64-linux-gnu-gcc \
+		LDFLAGS=-static BENCH_SRCS= \
 		build-aarch64/libmmkit.a build-aarch64/mmkit \
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
@@ -114,11 +205,15 @@ KERNEL_TIERS	?= debian-amd64 debian-arm64 custom-amd64
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)
 
+# The man pages of section $(1), into their directory.
+install_man	= $(if $(filter %.$(1),$(MAN_PAGES)),install -d $(DESTDIR)$(MANDIR)/man$(1) && \
+		  install -m 644 $(filter %.$(1),$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man$(1)/)
+
 # mmkit.pc is written at install time: it names the PREFIX of this install.
+# Man pages that are ".so" stubs are installed as they are: man follows them.
 install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man3
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit
 	install -m 755 $(B)/mmkit $(DESTDIR)$(BINDIR)/mmkit
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so.$(SOVERSION)
@@ -129,14 +224,17 @@ install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    mmkit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mmkit.pc
 	$(if $(BENCHES),install -m 755 $(BENCHES) $(DESTDIR)$(LIBEXECDIR)/mmkit/)
-	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
+	$(call install_man,1)
+	$(call install_man,3)
+	$(call install_man,7)
+	$(if $(BASH_COMPLETION),install -D -m 644 $(BASH_COMPLETION) \
+		$(DESTDIR)$(BASHCOMPDIR)/mmkit)
 
 clean:
 	rm -rf build build-asan build-aarch64 build-kernels
 
 FORCE:
-.PHONY: all run check check-native check-kernels cross-aarch64 install clean FORCE
+.PHONY: all run check check-native check-kernels cross-aarch64 build-asan install clean FORCE
 
 # The Debian packages, into build-deb/ (debian/README.source).
 deb:

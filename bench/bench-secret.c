@@ -28,6 +28,11 @@
  * "targets": [{"target": "...", "figure": "...", "met": true|false}]},
  * with "background_live": 100 at the top; the ratios compare the time per
  * pair with mmkit/memfd_secret's (above 1: mmkit is faster).
+ *
+ * A peer is built in only where pkg-config found it when mmkit was built
+ * (the Makefile defines HAVE_LIBSODIUM, HAVE_OPENSSL); one left out has
+ * no rows in the table, a line saying why instead, and in JSON its rows
+ * say "available": false with a "reason".
  */
 #include <errno.h>
 #include <signal.h>
@@ -37,8 +42,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#ifdef HAVE_OPENSSL
 #include <openssl/crypto.h>
+#endif
+#ifdef HAVE_LIBSODIUM
 #include <sodium.h>
+#endif
 
 #include "mmkit.h"
 
@@ -49,6 +58,16 @@ static const char *const names[NALLOC] = {
 	[MMKIT_MLOCK] = "mmkit/mlock",
 	[SODIUM] = "libsodium",
 	[OPENSSL] = "openssl",
+};
+
+/* Why a peer is not in this binary; NULL for the allocators that are. */
+static const char *const not_built[NALLOC] = {
+#ifndef HAVE_LIBSODIUM
+	[SODIUM] = "not built in (pkg-config found no libsodium when mmkit was built)",
+#endif
+#ifndef HAVE_OPENSSL
+	[OPENSSL] = "not built in (pkg-config found no libcrypto when mmkit was built)",
+#endif
 };
 
 static const size_t sizes[] = { 32, 4096 };
@@ -98,10 +117,17 @@ static int setup(enum allocator a, size_t arena)
 	case MMKIT_MLOCK:
 		setenv("MMKIT_SECRET_BACKEND", "mlock", 1);
 		return 0;
+#ifdef HAVE_LIBSODIUM
 	case SODIUM:
 		return sodium_init() < 0 ? -EIO : 0;
-	default:
+#endif
+#ifdef HAVE_OPENSSL
+	case OPENSSL:
 		return CRYPTO_secure_malloc_init(arena, 16) == 1 ? 0 : -ENOMEM;
+#endif
+	default:
+		(void)arena;
+		return -ENOSYS;
 	}
 }
 
@@ -118,10 +144,17 @@ static void *alloc(enum allocator a, size_t size)
 	case MMKIT_MLOCK:
 		alloc_error = mmkit_secret_alloc(&p, size, MMKIT_SECRET_QUIET);
 		return alloc_error ? NULL : p;
+#ifdef HAVE_LIBSODIUM
 	case SODIUM:
 		return sodium_malloc(size);
-	default:
+#endif
+#ifdef HAVE_OPENSSL
+	case OPENSSL:
 		return OPENSSL_secure_malloc(size);
+#endif
+	default:
+		alloc_error = -ENOSYS;
+		return NULL;
 	}
 }
 
@@ -132,11 +165,17 @@ static void release(enum allocator a, void *p)
 	case MMKIT_MLOCK:
 		mmkit_secret_free(p);
 		break;
+#ifdef HAVE_LIBSODIUM
 	case SODIUM:
 		sodium_free(p);
 		break;
-	default:
+#endif
+#ifdef HAVE_OPENSSL
+	case OPENSSL:
 		OPENSSL_secure_free(p);
+		break;
+#endif
+	default:
 		break;
 	}
 }
@@ -351,14 +390,17 @@ int main(int argc, char **argv)
 		}
 	}
 	/* Workers are forked before anything here touches an allocator. */
-	for (a = 0; a < NALLOC; a++)
-		if (worker_start(&w[a], a)) {
+	for (a = 0; a < NALLOC; a++) {
+		w[a].available = 0;
+		if (!not_built[a] && worker_start(&w[a], a)) {
 			perror("bench-secret: worker");
 			return 1;
 		}
+	}
 	for (a = 0; a < NALLOC; a++)
 		for (s = 0; s < NSIZES; s++)
-			measure_space(a, sizes[s], &space[a][s]);
+			if (!not_built[a])
+				measure_space(a, sizes[s], &space[a][s]);
 	for (r = 0; r < rounds; r++)
 		for (s = 0; s < NSIZES; s++)
 			for (b = 0; b < NBG; b++)
@@ -373,11 +415,14 @@ int main(int argc, char **argv)
 				}
 	/* All pipes first: each worker holds copies of the earlier workers' ends. */
 	for (a = 0; a < NALLOC; a++) {
+		if (not_built[a])
+			continue;
 		close(w[a].to);
 		close(w[a].from);
 	}
 	for (a = 0; a < NALLOC; a++) {
-		waitpid(w[a].pid, NULL, 0);
+		if (!not_built[a])
+			waitpid(w[a].pid, NULL, 0);
 		for (s = 0; s < NSIZES; s++)
 			for (b = 0; b < NBG; b++) {
 				qsort(samples[a][s][b], (size_t)rounds, sizeof(double), cmp_double);
@@ -395,6 +440,8 @@ int main(int argc, char **argv)
 
 				printf("%s\n  {\"allocator\": \"%s\", \"size\": %zu, \"available\": %s",
 				       a || s ? "," : "", names[a], sizes[s], ok ? "true" : "false");
+				if (not_built[a])
+					printf(", \"reason\": \"%s\"", not_built[a]);
 				if (ok)
 					printf(", \"ns_per_alloc_free\": %.1f, \"alloc_free_per_sec\": %.0f, "
 					       "\"ns_per_alloc_free_with_live\": %.1f, "
@@ -433,6 +480,8 @@ int main(int argc, char **argv)
 	       "NS/PAIR+100", "PAGES/1000", "LOCKED KiB");
 	for (s = 0; s < NSIZES; s++)
 		for (a = 0; a < NALLOC; a++) {
+			if (not_built[a])
+				continue;
 			if (!w[a].available || space[a][s].err) {
 				printf("%-20s %6zu  unavailable: %s\n", names[a], sizes[s],
 				       strerror(-(space[a][s].err ? space[a][s].err : ENOSYS)));
@@ -442,6 +491,9 @@ int main(int argc, char **argv)
 			       median[a][s][0], 1e9 / median[a][s][0], median[a][s][1],
 			       space[a][s].pages, space[a][s].locked_kib);
 		}
+	for (a = 0; a < NALLOC; a++)
+		if (not_built[a])
+			printf("%s: %s\n", names[a], not_built[a]);
 	if (!comparable) {
 		printf("\nno comparison: mmkit/memfd_secret or a peer is unavailable here\n");
 		return 0;

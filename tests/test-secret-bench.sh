@@ -19,12 +19,15 @@ names = {"mmkit/memfd_secret", "mmkit/mlock", "libsodium", "openssl"}
 assert set(rows) == {(n, s) for n in names for s in (32, 4096)}, rows.keys()
 for (name, size), r in rows.items():
     if not r["available"]:
-        assert name == "mmkit/memfd_secret", r
+        # The kernel may lack memfd_secret; a peer may be left out of the build.
+        assert name == "mmkit/memfd_secret" or r.get("reason", "").startswith("not built in"), r
         continue
     assert r["ns_per_alloc_free"] > 0 and r["ns_per_alloc_free_with_live"] > 0, r
     assert r["alloc_free_per_sec"] > 0 and r["pages_per_1000"] > 0, r
     assert r["locked_kib_per_1000"] >= 0, r
-assert [x["size"] for x in d["ratios"]] == [32, 4096], d["ratios"]
+# No ratios only when an allocator they compare is unavailable.
+sizes = [x["size"] for x in d["ratios"]]
+assert sizes == [32, 4096] or (sizes == [] and not all(r["available"] for r in rows.values())), d["ratios"]
 for t in d["targets"]:
     assert isinstance(t["met"], bool) and t["target"] and t["figure"], t
 ' || fail "bench secret --json is not the documented JSON"
