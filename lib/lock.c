@@ -132,7 +132,8 @@ MMKIT_EXPORT int mmkit_lock(void *addr, size_t len, unsigned int flags)
 	struct mmkit_memlock m;
 	int ret;
 
-	if (flags & ~MMKIT_LOCK_ONFAULT)
+	/* Checked here too: mmkit_memlock_check() takes (NULL, 0) as "no range". */
+	if (flags & ~MMKIT_LOCK_ONFAULT || mmkit__check_range(addr, len, 0))
 		return -EINVAL;
 	ret = mmkit_memlock_check(addr, len, &m);
 	if (ret)

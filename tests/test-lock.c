@@ -52,6 +52,8 @@ static void test_bad_input(void)
 
 	T_CASE("bad input: len 0, wrapping range, unknown flags, NULL out");
 	T_EQ(mmkit_lock(p, 0, MMKIT_LOCK_ONFAULT), -EINVAL);
+	T_EQ(mmkit_lock(NULL, 0, 0), -EINVAL);
+	T_EQ(mmkit_unlock(NULL, 0), -EINVAL);
 	T_EQ(mmkit_lock((void *)(UINTPTR_MAX & ~4095UL), 8192, 0), -EINVAL);
 	T_EQ(mmkit_lock(p, 4096, 0x80), -EINVAL);
 	T_EQ(mmkit_lock(p, 4096, MMKIT_LOCK_CURRENT), -EINVAL);
