@@ -27,7 +27,23 @@ int cmd_bench(const struct cli_args *a);
 
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Writes @s as a JSON string literal, quotes included. */
+/*
+ * The escapers of names read from other processes (file paths in
+ * /proc/PID/maps may hold any byte but '/' and NUL, comm any but NUL):
+ * nothing they write can move a terminal's cursor or break a JSON parser.
+ *
+ * Text, like ls -b: a control byte (below 0x20, and DEL), a C1 control
+ * (U+0080 to U+009F, each of its two bytes) and a byte that is not part of
+ * valid UTF-8 become \xNN, a backslash becomes \\; valid UTF-8 passes.
+ * Returns the width written, counting a character as one column.
+ */
+int cli_text_string(FILE *f, const char *s);
+/*
+ * A JSON string literal, quotes included, always valid UTF-8: control
+ * bytes and C1 controls as \u00XX, valid UTF-8 as it is, and a byte that
+ * is not valid UTF-8 as the four characters \xNN (written \\xNN), which
+ * a name's own backslash-x-hex would also decode to.
+ */
 void cli_json_string(FILE *f, const char *s);
 /* Parses a size: a number with an optional K, M, G suffix (powers of 1024). */
 int cli_parse_size(const char *s, unsigned long long *out);

@@ -24,6 +24,11 @@
  * for registry names, "kernel" for everything else.  "names" is sorted as
  * the table is.
  *
+ * A file path may hold any byte but '/' and NUL (the kernel writes a
+ * newline in it as \012): names are escaped, in the table like ls -b
+ * (\x1b, \\), in JSON as valid UTF-8 (see cli_text_string() and
+ * cli_json_string() in cli.h).
+ *
  * Exit codes: 0; 1 if the process cannot be read (gone, another user's);
  * 2 for bad usage or a PID that is not a positive number.
  */
@@ -152,8 +157,9 @@ static void print_text(const struct report *rep, const struct group *total)
 
 		for (j = 0; j < NVALUES; j++)
 			printf("%10llu ", g->v[j] / 1024);
-		printf("%6llu %-8s %s\n", g->mappings,
-		       g == total ? "" : named ? source(g->kind) : "-", g->name);
+		printf("%6llu %-8s ", g->mappings, g == total ? "" : named ? source(g->kind) : "-");
+		cli_text_string(stdout, g->name);
+		putchar('\n');
 	}
 }
 

@@ -13,6 +13,9 @@
  * "total_fds": N, "total_mapped_bytes": N, "scanned": N,
  * "unreadable": N, "unreadable_pids": [N, ...]}.  fd_bytes is the size of
  * the files behind the descriptors, mapped_bytes the size of the mappings.
+ * The command (comm) may hold any byte but NUL: it is escaped, in the table
+ * like ls -b, in JSON as valid UTF-8 (see cli_text_string() and
+ * cli_json_string() in cli.h).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -107,8 +110,10 @@ static void read_command(int procfd, struct holder *h)
 	close(fd);
 	if (n <= 0)
 		return;
+	/* comm may hold any byte but NUL, a newline too: only the last one is the kernel's. */
+	if (h->command[n - 1] == '\n')
+		n--;
 	h->command[n] = '\0';
-	h->command[strcspn(h->command, "\n")] = '\0';
 }
 
 static int add(void **array, size_t *n, size_t size, const void *item)
@@ -178,6 +183,7 @@ static void print_table(const struct scan *s)
 {
 	unsigned long long bytes = 0;
 	size_t i;
+	int width;
 
 	if (!s->nholders)
 		printf("no process holds memfd_secret memory (%llu processes scanned)\n", s->scanned);
@@ -187,7 +193,9 @@ static void print_table(const struct scan *s)
 	for (i = 0; i < s->nholders; i++) {
 		const struct holder *h = &s->holders[i];
 
-		printf("%7d %-16s %5llu %12llu %8llu %14llu\n", (int)h->pid, h->command, h->fds,
+		printf("%7d ", (int)h->pid);
+		width = cli_text_string(stdout, h->command);
+		printf("%*s %5llu %12llu %8llu %14llu\n", width < 16 ? 16 - width : 0, "", h->fds,
 		       h->fd_bytes, h->mappings, h->mapped_bytes);
 		bytes += h->mapped_bytes;
 	}

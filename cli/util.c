@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
-/* Small helpers of the mmkit command: messages, JSON strings, parsing. */
+/* Small helpers of the mmkit command: messages, escaped strings, parsing. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -19,18 +19,96 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/*
+ * The length of the UTF-8 sequence at @s (1 to 4 bytes), 0 if the bytes
+ * there are not a valid one: overlong forms, surrogates and code points
+ * past U+10FFFF are invalid (RFC 3629).  The NUL that ends @s is never a
+ * continuation byte, so the check stops there.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* 1 if the valid sequence of @n bytes at @s is a C1 control, U+0080 to U+009F. */
+static int utf8_c1(const unsigned char *s, size_t n)
+{
+	return n == 2 && s[0] == 0xc2 && s[1] <= 0x9f;
+}
+
+int cli_text_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int width = 0;
+	size_t n, i;
+
+	while (*p) {
+		n = utf8_len(p);
+		if (*p == '\\') {
+			fputs("\\\\", f);
+			width += 2;
+		} else if (n == 1 && *p >= 0x20 && *p != 0x7f) {
+			fputc(*p, f);
+			width++;
+		} else if (n > 1 && !utf8_c1(p, n)) {
+			fwrite(p, 1, n, f);
+			width++;
+		} else {
+			/* A control byte, a C1 control's bytes, or a byte that is not UTF-8. */
+			for (i = 0; i < (n ? n : 1); i++)
+				fprintf(f, "\\x%02x", p[i]);
+			width += 4 * (int)i;
+		}
+		p += n ? n : 1;
+	}
+	return width;
+}
+
 void cli_json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
+	fputc('"', f);
+	while (*p) {
+		n = utf8_len(p);
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (n == 1 && (*p < 0x20 || *p == 0x7f))
+			fprintf(f, "\\u%04x", *p);
+		else if (utf8_c1(p, n))
+			fprintf(f, "\\u%04x", p[1]);
+		else if (n)
+			fwrite(p, 1, n, f);
 		else
-			fputc(c, f);
+			fprintf(f, "\\\\x%02x", *p);
+		p += n ? n : 1;
 	}
 	fputc('"', f);
 }
