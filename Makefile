@@ -53,16 +53,19 @@ MMKIT_LDLIBS	:= -pthread
 LIB_SRCS	:= $(wildcard lib/*.c)
 CLI_SRCS	:= $(wildcard cli/*.c)
 TEST_SRCS	:= $(wildcard tests/test-*.c)
+# Target programs tests/test-hostile.sh attacks the readers with (not tests).
+HOSTILE_SRCS	:= $(wildcard tests/hostile/hostile-*.c)
 BENCH_SRCS	:= $(wildcard bench/bench-*.c)
 EXAMPLE_SRCS	:= $(wildcard examples/*.c)
 
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(B)/%.o)
 CLI_OBJS	:= $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS		:= $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+HOSTILES	:= $(HOSTILE_SRCS:tests/%.c=$(B)/tests/%)
 BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 DEPS		:= $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
-		   $(EXAMPLES:=.d)
+		   $(EXAMPLES:=.d) $(HOSTILES:=.d)
 
 SHLIB		:= $(B)/libmmkit.so.$(VERSION)
 SHLIB_LINKS	:= $(B)/libmmkit.so.$(SOVERSION) $(B)/libmmkit.so
@@ -105,7 +108,7 @@ endif
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
 
-all: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES)
+all: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES) $(HOSTILES)
 
 $(B)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -147,8 +150,9 @@ $(B)/mmkit: $(CLI_OBJS) $(LIB_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_OBJS) \
 		$(MMKIT_LDLIBS) $(LDLIBS)
 
-# Tests may look inside the library (lib/*.h) and call its internal
-# functions, which the archive keeps local: they link the objects.
+# Tests (and the hostile targets, tests/hostile/) may look inside the
+# library (lib/*.h) and call its internal functions, which the archive
+# keeps local: they link the objects.
 $(B)/tests/%: tests/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) \
