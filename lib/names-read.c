@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "names.h"
 
@@ -118,10 +120,50 @@ static int table_add(struct table *t, struct mmkit__name_range *e, size_t n)
 }
 
 /*
+ * Opens descriptor @name of /proc/PID/fd (@dfd) for reading if it is a
+ * memfd: an unlinked regular file of shmem (tmpfs, or ramfs on a kernel
+ * without CONFIG_SHMEM), where no open or read can block.  Its link alone
+ * proves nothing: any file unlinked from the path "/memfd:mmkit-names"
+ * reads the same, and opening a FIFO there would wait for a writer
+ * forever, a file of a FUSE or NFS mount for its server.  So the file is
+ * opened O_PATH, which opens nothing behind it, checked, and only then
+ * reopened through /proc/self/fd.  A hugetlbfs memfd is not ours either:
+ * the registry never asks for huge pages.  Returns the descriptor,
+ * -ENOENT if the target closed it meanwhile, -ENODEV if it is not a
+ * memfd, or -errno.
+ */
+static int registry_open(int dfd, const char *name)
+{
+	struct statfs sf;
+	struct stat st;
+	char self[32];
+	int path_fd, fd, ret;
+
+	path_fd = sys_openat(dfd, name, O_PATH | O_CLOEXEC, 0);
+	if (path_fd < 0)
+		return path_fd;
+	ret = sys_fstat(path_fd, &st);
+	if (!ret)
+		ret = sys_fstatfs(path_fd, &sf);
+	if (!ret && (!S_ISREG(st.st_mode) || st.st_nlink ||
+		     (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC)))
+		ret = -ENODEV;
+	if (ret) {
+		sys_close(path_fd);
+		return ret;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	fd = sys_open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	sys_close(path_fd);
+	return fd;
+}
+
+/*
  * The registries of process @pid: normally one, but two copies of libmmkit
  * (static and shared) in one process each keep theirs.
  */
-static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out)
+static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out,
+				 struct mmkit__names_stats *stats)
 {
 	char path[64], link[sizeof(MMKIT__REGISTRY_LINK)];
 	char buf[4096] __attribute__((aligned(8)));
@@ -142,8 +184,10 @@ static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out)
 			len = sys_readlinkat(dfd, d->d_name, link, sizeof(link));
 			if (len != (ssize_t)sizeof(link) - 1 || memcmp(link, MMKIT__REGISTRY_LINK, (size_t)len))
 				continue;
-			fd = sys_openat(dfd, d->d_name, O_RDONLY | O_CLOEXEC, 0);
-			if (fd == -ENOENT)
+			fd = registry_open(dfd, d->d_name);
+			if (fd == -ENODEV)
+				stats->decoys++;
+			if (fd == -ENOENT || fd == -ENODEV)
 				continue;
 			if (fd < 0) {
 				ret = fd;
@@ -169,13 +213,22 @@ static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out)
 	return (ssize_t)t.n;
 }
 
-ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out)
+ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,
+			  struct mmkit__names_stats *stats)
 {
 	*out = NULL;
+	memset(stats, 0, sizeof(*stats));
 	/* A kernel that names VMAs itself: no process on it keeps a registry. */
 	if (!mmkit__kernel_names())
 		return 0;
 	if (pid && pid != sys_getpid())
-		return registry_read_pid(pid, out);
+		return registry_read_pid(pid, out, stats);
 	return mmkit__registry_copy(out);
+}
+
+ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out)
+{
+	struct mmkit__names_stats stats;
+
+	return mmkit__names_read(pid, out, &stats);
 }

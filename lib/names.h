@@ -64,4 +64,13 @@ void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, u
  */
 ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out);
 
+/* What mmkit__names_read() met in another process's descriptors. */
+struct mmkit__names_stats {
+	size_t decoys;		/* links that read like a registry's, not a memfd: skipped */
+};
+
+/* mmkit__names_get(), telling in *@stats what it met. */
+ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,
+			  struct mmkit__names_stats *stats);
+
 #endif /* MMKIT_NAMES_H */

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
@@ -228,6 +229,12 @@ int sys_fstat(int fd, struct stat *st)
 {
 	SAVE_ERRNO;
 	return RESULT(fstat(fd, st));
+}
+
+int sys_fstatfs(int fd, struct statfs *st)
+{
+	SAVE_ERRNO;
+	return RESULT(fstatfs(fd, st));
 }
 
 int sys_ioctl(int fd, unsigned long req, void *arg)
