@@ -3,7 +3,9 @@
  * Reading the registry of a process (names-registry.c has the format):
  * this process's under its lock, another's through /proc/PID/fd.  Another
  * process's memory is not trusted: what it holds is checked, bounded and
- * read again when torn.
+ * read again when torn; only memfds are opened (registry_open()), each
+ * file once however many descriptors reach it, and several registries are
+ * merged in O(n log n) (tables_merge()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -94,45 +96,200 @@ static ssize_t registry_read(int fd, struct mmkit__name_range **out)
 	return -EAGAIN;
 }
 
-/* Adds @n entries of @e to @t: the first registry as it is, any other over it. */
-static int table_add(struct table *t, struct mmkit__name_range *e, size_t n)
-{
-	struct mmkit__name_range *bigger;
-	size_t i;
+/*
+ * The registry files read so far, by (dev, ino): one registry reached
+ * through many descriptors (dup(), or a hostile process's thousands) is
+ * read once.  An open-addressing hash set, at most half full.
+ */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	int used;
+};
 
-	if (!t->n) {
-		free(t->e);
-		t->e = e;
-		t->n = n;
+struct seen {
+	struct file_id *ids;
+	size_t cap;		/* a power of two, or 0 */
+	size_t n;
+};
+
+/* The slot holding @id in @ids of @cap, or the empty one where it would go. */
+static struct file_id *seen_slot(struct file_id *ids, size_t cap, dev_t dev, ino_t ino)
+{
+	size_t i = (size_t)((ino ^ ((uint64_t)dev << 32)) * 0x9e3779b97f4a7c15ull >> 17);
+
+	for (i &= cap - 1; ids[i].used; i = (i + 1) & (cap - 1)) {
+		if (ids[i].dev == dev && ids[i].ino == ino)
+			break;
+	}
+	return &ids[i];
+}
+
+/* Adds the file of @st to @s: 1 if it is new, 0 if it was there, or -ENOMEM. */
+static int seen_add(struct seen *s, const struct stat *st)
+{
+	struct file_id *ids, *slot;
+	size_t cap, i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		cap = s->cap ? 2 * s->cap : 16;
+		ids = mmkit__calloc(cap, sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		for (i = 0; i < s->cap; i++) {
+			if (s->ids[i].used)
+				*seen_slot(ids, cap, s->ids[i].dev, s->ids[i].ino) = s->ids[i];
+		}
+		free(s->ids);
+		s->ids = ids;
+		s->cap = cap;
+	}
+	slot = seen_slot(s->ids, s->cap, st->st_dev, st->st_ino);
+	if (slot->used)
 		return 0;
+	slot->dev = st->st_dev;
+	slot->ino = st->st_ino;
+	slot->used = 1;
+	s->n++;
+	return 1;
+}
+
+/* An entry of one of the registries being merged; the later registry wins. */
+struct ref {
+	const struct mmkit__name_range *e;
+	size_t reg;
+};
+
+static int ref_by_start(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ref *)a)->e->start, y = ((const struct ref *)b)->e->start;
+
+	return (x > y) - (x < y);
+}
+
+/* A max-heap of refs by registry: the entry in force is on top. */
+static void heap_push(struct ref *h, size_t *n, struct ref r)
+{
+	size_t i = (*n)++, up;
+
+	for (; i && h[up = (i - 1) / 2].reg < r.reg; i = up)
+		h[i] = h[up];
+	h[i] = r;
+}
+
+static void heap_pop(struct ref *h, size_t *n)
+{
+	struct ref last = h[--*n];
+	size_t i = 0, c;
+
+	for (; (c = 2 * i + 1) < *n; i = c) {
+		if (c + 1 < *n && h[c + 1].reg > h[c].reg)
+			c++;
+		if (h[c].reg <= last.reg)
+			break;
+		h[i] = h[c];
 	}
-	/* Each entry set adds at most two. */
-	bigger = mmkit__reallocarray(t->e, t->n + 2 * n, sizeof(*bigger));
-	if (!bigger) {
-		free(e);
-		return -ENOMEM;
+	h[i] = last;
+}
+
+/* Appends [start, end) @name to @out, joining it to an equal neighbour. */
+static void out_add(struct mmkit__name_range *out, size_t *k, uint64_t start, uint64_t end,
+		    const char *name)
+{
+	struct mmkit__name_range *last = *k ? &out[*k - 1] : NULL;
+
+	if (last && last->end == start && !strcmp(last->name, name)) {
+		last->end = end;
+		return;
 	}
-	t->e = bigger;
-	for (i = 0; i < n; i++)
-		mmkit__ranges_set(t->e, &t->n, e[i].start, e[i].end, e[i].name);
-	free(e);
-	return 0;
+	out[*k].start = start;
+	out[*k].end = end;
+	memcpy(out[*k].name, name, sizeof(out[*k].name));
+	(*k)++;
+}
+
+/*
+ * Merges the @nreg registries of @regs into *@out: at each address the
+ * name of the last registry naming it, equal neighbours joined (what
+ * setting each entry over the ones before with mmkit__ranges_set() gives).
+ * One sweep over the entries sorted by start, the ones covering the
+ * current address in a heap: O(n log n).  Takes the registries' entries
+ * (freed, or the one registry's returned as they are).
+ */
+static ssize_t tables_merge(struct table *regs, size_t nreg, struct mmkit__name_range **out)
+{
+	struct mmkit__name_range *res = NULL;
+	struct ref *refs = NULL, *heap = NULL;
+	size_t total = 0, i, j, k = 0, hn = 0;
+	uint64_t pos = 0, next;
+	ssize_t ret = 0;
+
+	if (nreg == 1) {
+		*out = regs[0].e;
+		return (ssize_t)regs[0].n;
+	}
+	for (i = 0; i < nreg; i++)
+		total += regs[i].n;
+	if (!total)
+		goto out;
+	refs = mmkit__calloc(total, sizeof(*refs));
+	heap = mmkit__calloc(total, sizeof(*heap));
+	/* Each step emits at most one range, and ends an entry or starts one. */
+	res = mmkit__calloc(2 * total, sizeof(*res));
+	if (!refs || !heap || !res) {
+		free(res);
+		res = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nreg; i++) {
+		for (j = 0; j < regs[i].n; j++)
+			refs[k++] = (struct ref){ &regs[i].e[j], i };
+	}
+	qsort(refs, total, sizeof(*refs), ref_by_start);
+	for (i = 0, k = 0; i < total || hn;) {
+		if (!hn)
+			pos = refs[i].e->start;
+		while (i < total && refs[i].e->start <= pos)
+			heap_push(heap, &hn, refs[i++]);
+		while (hn && heap[0].e->end <= pos)
+			heap_pop(heap, &hn);
+		if (!hn)
+			continue;
+		next = heap[0].e->end;
+		if (i < total && refs[i].e->start < next)
+			next = refs[i].e->start;
+		out_add(res, &k, pos, next, heap[0].e->name);
+		pos = next;
+	}
+	ret = (ssize_t)k;
+out:
+	free(refs);
+	free(heap);
+	for (i = 0; i < nreg; i++)
+		free(regs[i].e);
+	*out = res;
+	return ret;
 }
 
 /*
  * Opens descriptor @name of /proc/PID/fd (@dfd) for reading if it is a
- * memfd: an unlinked regular file of shmem (tmpfs, or ramfs on a kernel
- * without CONFIG_SHMEM), where no open or read can block.  Its link alone
- * proves nothing: any file unlinked from the path "/memfd:mmkit-names"
- * reads the same, and opening a FIFO there would wait for a writer
- * forever, a file of a FUSE or NFS mount for its server.  So the file is
- * opened O_PATH, which opens nothing behind it, checked, and only then
- * reopened through /proc/self/fd.  A hugetlbfs memfd is not ours either:
- * the registry never asks for huge pages.  Returns the descriptor,
- * -ENOENT if the target closed it meanwhile, -ENODEV if it is not a
- * memfd, or -errno.
+ * registry not read yet (@seen), counting in @stats what it skips.
+ *
+ * A registry is a memfd: an unlinked regular file of shmem (tmpfs, or
+ * ramfs on a kernel without CONFIG_SHMEM), where no open or read can
+ * block.  The link alone proves nothing: any file unlinked from the path
+ * "/memfd:mmkit-names" reads the same, and opening a FIFO there would wait
+ * for a writer forever, a file of a FUSE or NFS mount for its server.  So
+ * the file is opened O_PATH, which opens nothing behind it, checked, and
+ * only then reopened through /proc/self/fd.  A hugetlbfs memfd is not ours
+ * either: the registry never asks for huge pages.
+ *
+ * Returns the descriptor, -ENOENT if there is nothing to read (the target
+ * closed it meanwhile, a decoy, a file read already), or -errno.
  */
-static int registry_open(int dfd, const char *name)
+static int registry_open(int dfd, const char *name, struct seen *seen,
+			 struct mmkit__names_stats *stats)
 {
 	struct statfs sf;
 	struct stat st;
@@ -146,9 +303,18 @@ static int registry_open(int dfd, const char *name)
 	if (!ret)
 		ret = sys_fstatfs(path_fd, &sf);
 	if (!ret && (!S_ISREG(st.st_mode) || st.st_nlink ||
-		     (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC)))
-		ret = -ENODEV;
-	if (ret) {
+		     (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))) {
+		stats->decoys++;
+		ret = -ENOENT;
+	}
+	if (!ret) {
+		ret = seen_add(seen, &st);
+		if (!ret) {
+			stats->duplicates++;
+			ret = -ENOENT;
+		}
+	}
+	if (ret < 0) {
 		sys_close(path_fd);
 		return ret;
 	}
@@ -167,12 +333,13 @@ static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out,
 {
 	char path[64], link[sizeof(MMKIT__REGISTRY_LINK)];
 	char buf[4096] __attribute__((aligned(8)));
-	struct table t = { NULL, 0 };
+	struct table *regs = NULL, *bigger;
+	struct seen seen = { NULL, 0, 0 };
 	struct mmkit__name_range *e;
 	struct dirent64 *d;
 	ssize_t n = 0, len, got;
 	int dfd, fd, ret = 0;
-	size_t off;
+	size_t off, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	dfd = sys_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -184,33 +351,43 @@ static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out,
 			len = sys_readlinkat(dfd, d->d_name, link, sizeof(link));
 			if (len != (ssize_t)sizeof(link) - 1 || memcmp(link, MMKIT__REGISTRY_LINK, (size_t)len))
 				continue;
-			fd = registry_open(dfd, d->d_name);
-			if (fd == -ENODEV)
-				stats->decoys++;
-			if (fd == -ENOENT || fd == -ENODEV)
+			fd = registry_open(dfd, d->d_name, &seen, stats);
+			if (fd == -ENOENT)
 				continue;
 			if (fd < 0) {
 				ret = fd;
 				break;
 			}
+			/* seen holds every registry opened: regs has room for as many. */
+			bigger = mmkit__reallocarray(regs, seen.n, sizeof(*regs));
+			if (!bigger) {
+				sys_close(fd);
+				ret = -ENOMEM;
+				break;
+			}
+			regs = bigger;
 			e = NULL;
 			got = registry_read(fd, &e);
 			sys_close(fd);
-			if (got < 0)
+			if (got < 0) {
 				ret = (int)got;
-			else
-				ret = table_add(&t, e, (size_t)got);
+				break;
+			}
+			regs[stats->registries++] = (struct table){ e, (size_t)got };
 		}
 	}
 	if (!ret && n < 0)
 		ret = (int)n;
 	sys_close(dfd);
-	if (ret) {
-		free(t.e);
-		return ret;
+	free(seen.ids);
+	if (!ret) {
+		got = tables_merge(regs, stats->registries, out);
+	} else {
+		for (i = 0; i < stats->registries; i++)
+			free(regs[i].e);
 	}
-	*out = t.e;
-	return (ssize_t)t.n;
+	free(regs);
+	return ret ? ret : got;
 }
 
 ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,

@@ -66,6 +66,8 @@ ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out);
 
 /* What mmkit__names_read() met in another process's descriptors. */
 struct mmkit__names_stats {
+	size_t registries;	/* distinct registry files read */
+	size_t duplicates;	/* more descriptors of a file read already: skipped */
 	size_t decoys;		/* links that read like a registry's, not a memfd: skipped */
 };
 
