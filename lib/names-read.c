@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,12 @@
 
 #include "names.h"
 
-/* A writer holds seq odd for a memcpy(); this many torn reads in a row is not contention. */
-#define REGISTRY_READ_TRIES	1000
+/* How long a reader keeps trying while writers change the registry. */
+#define READ_DEADLINE_NS	2000000000ull
+/* A writer holds seq odd for one memmove(): odd and unchanged this long, it died in an update. */
+#define DEAD_WRITER_NS		1000000000ull
+/* Reads again at once (after sched_yield()) this many times before sleeping. */
+#define BACKOFF_YIELDS		8
 /* Most entries taken from another process: bounds what its header makes us allocate. */
 #define REGISTRY_MAX_ENTRIES	(1u << 20)
 
@@ -45,29 +50,71 @@ static size_t entries_sane(struct mmkit__name_range *e, size_t n)
 	return k;
 }
 
+/* Waits before the @waits-th read again while a writer is in an update: yields, then sleeps 2 µs to 1 ms. */
+static void backoff(unsigned int waits)
+{
+	if (waits <= BACKOFF_YIELDS)
+		sys_yield();
+	else
+		sys_sleep_ns(1000ull << (waits - BACKOFF_YIELDS < 10 ? waits - BACKOFF_YIELDS : 10));
+}
+
 /*
- * Reads a registry of another process through @fd, retrying torn reads.
- * A file that is not a registry of this version holds no names for us.
+ * Asks the writer that changed the entries under a read of @read_ns to
+ * wait, before its next change, twice that long: time for one whole read.
+ * Best effort: a reader that may not write the file just tries again.
+ */
+static void ask_pause(int fd, uint64_t read_ns)
+{
+	uint64_t us = read_ns / 500 + 50;
+	uint32_t pause = us < MMKIT__REGISTRY_PAUSE_MAX_US ? (uint32_t)us : MMKIT__REGISTRY_PAUSE_MAX_US;
+
+	sys_pwrite(fd, &pause, sizeof(pause), offsetof(struct mmkit__registry_header, pause_us));
+}
+
+/*
+ * Reads a registry of another process through @fd, reading again what a
+ * writer tore: after a backoff while seq is odd, at once (the writer asked
+ * to pause) when seq changed across the read.  A seq odd and unchanged for
+ * DEAD_WRITER_NS was left so by a writer that died in an update: the
+ * entries are read as they are, and only those that pass entries_sane()
+ * kept (the range being changed may show its old name or none).  Gives up
+ * with -EAGAIN after READ_DEADLINE_NS.  A file that is not a registry of
+ * this version holds no names for us.
  */
 static ssize_t registry_read(int fd, struct mmkit__name_range **out)
 {
 	struct mmkit__registry_header h, again;
 	struct mmkit__name_range *e = NULL;
-	ssize_t n;
+	uint64_t begin = sys_monotonic_ns(), t0, odd_since = 0;
+	uint32_t odd_seq = 0;
+	unsigned int waits = 0;
 	size_t bytes;
-	int tries;
+	ssize_t n;
+	int dead;
 
-	for (tries = 0; tries < REGISTRY_READ_TRIES; tries++) {
-		free(e);
-		e = NULL;
+	for (;; free(e), e = NULL) {
+		t0 = sys_monotonic_ns();
+		if (t0 - begin > READ_DEADLINE_NS)
+			return -EAGAIN;
 		n = sys_pread(fd, &h, sizeof(h), 0);
 		if (n < 0)
 			return n;
 		if ((size_t)n < sizeof(h) || h.magic != MMKIT__REGISTRY_MAGIC ||
 		    h.version != MMKIT__REGISTRY_VERSION || h.count > REGISTRY_MAX_ENTRIES)
 			return 0;
-		if (h.seq & 1)
-			continue;
+		dead = 0;
+		if (h.seq & 1) {
+			if (h.seq != odd_seq) {
+				odd_seq = h.seq;
+				odd_since = t0;
+			}
+			dead = t0 - odd_since >= DEAD_WRITER_NS;
+			if (!dead) {
+				backoff(++waits);
+				continue;
+			}
+		}
 		bytes = h.count * sizeof(*e);
 		if (bytes) {
 			e = mmkit__calloc(h.count, sizeof(*e));
@@ -81,19 +128,21 @@ static ssize_t registry_read(int fd, struct mmkit__name_range **out)
 			if ((size_t)n < bytes)
 				continue;
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		n = sys_pread(fd, &again, sizeof(again), 0);
-		if (n < 0) {
-			free(e);
-			return n;
+		if (!dead) {
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			n = sys_pread(fd, &again, sizeof(again), 0);
+			if (n < 0) {
+				free(e);
+				return n;
+			}
+			if ((size_t)n != sizeof(again) || again.seq != h.seq) {
+				ask_pause(fd, sys_monotonic_ns() - t0);
+				continue;
+			}
 		}
-		if ((size_t)n == sizeof(again) && again.seq == h.seq) {
-			*out = e;
-			return (ssize_t)entries_sane(e, h.count);
-		}
+		*out = e;
+		return (ssize_t)entries_sane(e, h.count);
 	}
-	free(e);
-	return -EAGAIN;
 }
 
 /*
@@ -318,8 +367,11 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
 		sys_close(path_fd);
 		return ret;
 	}
+	/* Writable if it may be, to ask a busy writer for a pause (ask_pause()). */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
-	fd = sys_open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	fd = sys_open(self, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd == -EACCES || fd == -EPERM || fd == -EROFS)
+		fd = sys_open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
 	sys_close(path_fd);
 	return fd;
 }

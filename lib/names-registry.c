@@ -8,7 +8,13 @@
  *    mremap), never shrinks;
  *  - a mutex serialises the writers (threads of this process); `seq` is odd
  *    while one changes the entries, and a reader that sees it odd, or
- *    changed across its read, reads again;
+ *    changed across its read, reads again (names-read.c: it backs off, and
+ *    reads anyway, checking each entry, a seq left odd by a writer that
+ *    died); a writer finding seq odd makes it even again;
+ *  - a reader that a busy writer never lets finish asks, in `pause_us`,
+ *    for one pause before the next change, as long as one read takes it
+ *    (bounded): the writer clears it and waits, so a reader that died costs
+ *    one pause;
  *  - another process finds the registry by the link
  *    "/memfd:mmkit-names (deleted)" in /proc/PID/fd and reads it through
  *    /proc/PID/fd/N: the same PTRACE_MODE_READ access /proc/PID/smaps takes
@@ -424,12 +430,21 @@ static int registry_ready(size_t need)
 	return 0;
 }
 
-/* Readers retry while seq is odd or changes under them. */
+/*
+ * Readers retry while seq is odd or changes under them.  Returns the odd
+ * seq set: odd whatever seq was, as a writer that died mid-update (a
+ * process sharing the memfd) leaves it odd.  First the pause a starved
+ * reader asked for.
+ */
 static uint32_t registry_write_begin(void)
 {
-	uint32_t seq = reg.hdr->seq;
+	uint32_t pause = __atomic_exchange_n(&reg.hdr->pause_us, 0, __ATOMIC_RELAXED);
+	uint32_t seq = (reg.hdr->seq + 1) | 1;
 
-	__atomic_store_n(&reg.hdr->seq, seq + 1, __ATOMIC_RELAXED);
+	if (pause)
+		sys_sleep_ns(1000ull * (pause < MMKIT__REGISTRY_PAUSE_MAX_US ?
+					pause : MMKIT__REGISTRY_PAUSE_MAX_US));
+	__atomic_store_n(&reg.hdr->seq, seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return seq;
 }
@@ -437,7 +452,7 @@ static uint32_t registry_write_begin(void)
 static void registry_write_end(uint32_t seq, size_t count)
 {
 	__atomic_store_n(&reg.hdr->count, (uint32_t)count, __ATOMIC_RELAXED);
-	__atomic_store_n(&reg.hdr->seq, seq + 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&reg.hdr->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
 /* Names [start, end) @name (NULL: no name) in the registry.  Lock held. */

@@ -3,13 +3,15 @@
  * The registry reader under load: a registry of 60,000 names reached
  * through 10 descriptors, two large registries to merge (and the rule they
  * merge by: the later overrides the earlier where they overlap, checked
- * against mmkit__ranges_set(), which wrote that rule first).  Each read
+ * against mmkit__ranges_set(), which wrote that rule first), a writer
+ * renaming in a loop, a writer that died mid-update.  Each read
  * runs under alarm() and its time is printed; a read slower than
  * READ_LIMIT_MS fails (it was 6.8 s for 60,000 names through 10
  * descriptors when each descriptor was read again and merged entry by
  * entry).
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <time.h>
 #include <sys/mman.h>
 
@@ -22,6 +24,8 @@
 #define DUP_FDS		10
 #define MERGE_NAMES	100000
 #define SMALL_NAMES	40
+#define BUSY_NAMES	60000
+#define BUSY_READS	100
 #define READ_LIMIT_MS	2000
 #define READ_SECONDS	60
 
@@ -33,6 +37,8 @@ struct setup {
 	size_t pages;		/* named one by one, two names alternating */
 	int dup_fds;		/* descriptors of the registry, in all */
 	int extra;		/* more registries (memfds written here) over the first */
+	int busy;		/* a thread renames page 0 in a loop */
+	int dead;		/* seq left odd, as by a writer that died mid-update */
 	pid_t pid;
 };
 
@@ -73,7 +79,7 @@ static struct mmkit__name_range extra_entry(const struct setup *s, int r, size_t
 /* Registry @r written by hand, after descriptor @after_fd; returns its descriptor. */
 static int write_registry(const struct setup *s, int r, int after_fd)
 {
-	struct mmkit__registry_header h = { MMKIT__REGISTRY_MAGIC, MMKIT__REGISTRY_VERSION, 0, 0 };
+	struct mmkit__registry_header h = { .magic = MMKIT__REGISTRY_MAGIC, .version = MMKIT__REGISTRY_VERSION };
 	struct mmkit__name_range e;
 	int fd, moved;
 	size_t i;
@@ -92,9 +98,34 @@ static int write_registry(const struct setup *s, int r, int after_fd)
 	return moved;
 }
 
+/* The registry header of this process, mapped. */
+static struct mmkit__registry_header *registry_header(void)
+{
+	void *h;
+
+	T_ASSERT(registry_fd() >= 0);
+	h = mmap(NULL, sizeof(struct mmkit__registry_header), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 registry_fd(), 0);
+	T_ASSERT(h != MAP_FAILED);
+	return h;
+}
+
+static void *renamer(void *arg)
+{
+	const struct setup *s = arg;
+	unsigned long i;
+
+	for (i = 0;; i++) {
+		if (mmkit_name(s->mem, page, i % 2 ? "busy" : "name-0"))
+			T_FAIL("renaming failed");
+	}
+	return NULL;
+}
+
 static void target(void *arg)
 {
 	const struct setup *s = arg;
+	pthread_t thread;
 	char name[16];
 	size_t i;
 	int fd, k;
@@ -109,6 +140,10 @@ static void target(void *arg)
 		T_ASSERT(dup(fd) >= 0);
 	for (k = 1; k <= s->extra; k++)
 		fd = write_registry(s, k, fd);
+	if (s->busy)
+		T_EQ(pthread_create(&thread, NULL, renamer, (void *)s), 0);
+	if (s->dead)
+		registry_header()->seq |= 1;
 }
 
 /* What today's rule gives: the first registry as it is, each entry of the next ones set over it. */
@@ -175,6 +210,31 @@ static void reader(void *arg)
 	free(e);
 }
 
+/* Reads a registry a thread keeps renaming in: every read must succeed, and be whole. */
+static void reader_busy(void *arg)
+{
+	const struct setup *s = arg;
+	struct mmkit__names_stats stats;
+	struct mmkit__name_range *e;
+	double t0, ms, worst = 0;
+	ssize_t n;
+	int i;
+
+	alarm(READ_SECONDS);
+	for (i = 0; i < BUSY_READS; i++) {
+		t0 = now_ms();
+		n = mmkit__names_read(s->pid, &e, &stats);
+		ms = now_ms() - t0;
+		worst = ms > worst ? ms : worst;
+		if (n < 0)
+			T_FAIL("read %d of %d: %s", i + 1, BUSY_READS, strerror((int)-n));
+		T_EQ(n, s->pages);
+		free(e);
+	}
+	printf("    %d reads while a thread renames: the slowest %.1f ms\n", BUSY_READS, worst);
+	fflush(stdout);
+}
+
 static void read_target(struct setup *s)
 {
 	struct t_child ch;
@@ -185,7 +245,7 @@ static void read_target(struct setup *s)
 	T_ASSERT(s->mem != MAP_FAILED);
 	ch = t_spawn_paused(target, s);
 	s->pid = ch.pid;
-	status = t_in_child(reader, s);
+	status = t_in_child(s->busy ? reader_busy : reader, s);
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
 		T_FAIL("reading the registry took over %d s", READ_SECONDS);
 	T_CHILD_OK(status);
@@ -198,7 +258,11 @@ int main(void)
 	struct setup big = { .pages = BIG_NAMES, .dup_fds = DUP_FDS };
 	struct setup small = { .pages = SMALL_NAMES, .dup_fds = 1, .extra = 2 };
 	struct setup merge = { .pages = MERGE_NAMES, .dup_fds = 1, .extra = 1 };
+	struct setup busy = { .pages = BUSY_NAMES, .dup_fds = 1, .busy = 1 };
+	struct setup dead = { .pages = BUSY_NAMES, .dup_fds = 1, .dead = 1 };
+	struct mmkit__registry_header *h;
 	struct mmkit_features f;
+	char *p;
 
 	T_EQ(mmkit_probe(&f), 0);
 	if (f.feature[MMKIT_FEATURE_NAMES].status != MMKIT_STATUS_FALLBACK)
@@ -211,5 +275,19 @@ int main(void)
 	read_target(&small);
 	T_CASE("two large registries merge in time");
 	read_target(&merge);
+	T_CASE("a thread renaming in a loop: every read succeeds");
+	read_target(&busy);
+	T_CASE("seq left odd by a writer that died: read anyway, in time");
+	read_target(&dead);
+
+	T_CASE("seq left odd: the next update leaves it even");
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(p != MAP_FAILED);
+	T_EQ(mmkit_name(p, page, "before"), 0);
+	h = registry_header();
+	h->seq |= 1;
+	T_EQ(mmkit_name(p, page, "after"), 0);
+	if (h->seq & 1)
+		T_FAIL("seq %u after an update", h->seq);
 	return T_EXIT_PASS;
 }
