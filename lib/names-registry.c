@@ -21,7 +21,8 @@
  *    (same user and dumpable, or root);
  *  - fork: a pthread_atfork() handler gives the child a copy in a memfd of
  *    its own, so parent and child never write each other's names (a child
- *    made by a raw clone() without the handlers would share it);
+ *    made by a raw clone() without the handlers would share it), and closes
+ *    the child's descriptor of the parent's only if it is still that file;
  *  - a program that closes descriptors it does not know (closefrom) hides
  *    its registry until its next mmkit_name(), which notices that the
  *    descriptor is no longer the memfd and makes a new one.
@@ -354,15 +355,26 @@ static int registry_new(size_t size, const struct mmkit__registry_header *from)
 }
 
 /*
- * Moves the registry to a new memfd (@close_old: and closes the old one,
- * still ours).  On failure there is no registry: a half-shared one would
- * be worse than names lost.
+ * 1 if reg.fd is still the registry's memfd: a program that closes
+ * descriptors it does not know (closefrom) may have reused the number.
  */
-static int registry_reopen(int close_old)
+static int registry_fd_ours(void)
+{
+	struct stat st;
+
+	return !sys_fstat(reg.fd, &st) && st.st_dev == reg.dev && st.st_ino == reg.ino;
+}
+
+/*
+ * Moves the registry to a new memfd, closing the old one if its
+ * descriptor is still ours.  On failure there is no registry: a
+ * half-shared one would be worse than names lost.
+ */
+static int registry_reopen(void)
 {
 	struct mmkit__registry_header *old = reg.hdr;
+	int fd = reg.fd, close_old = registry_fd_ours(), ret;
 	size_t size = reg.size;
-	int fd = reg.fd, ret;
 
 	ret = registry_new(size, old);
 	if (ret) {
@@ -390,7 +402,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	if (reg.hdr)
-		registry_reopen(1);
+		registry_reopen();
 	pthread_mutex_unlock(&reg.lock);
 }
 
@@ -398,7 +410,6 @@ static void atfork_child(void)
 static int registry_ready(size_t need)
 {
 	size_t page = sys_page_size(), size;
-	struct stat st;
 	void *p;
 	int ret;
 
@@ -411,8 +422,8 @@ static int registry_ready(size_t need)
 		}
 		return registry_new((need + page - 1) & ~(page - 1), NULL);
 	}
-	if (sys_fstat(reg.fd, &st) || st.st_dev != reg.dev || st.st_ino != reg.ino) {
-		ret = registry_reopen(0);
+	if (!registry_fd_ours()) {
+		ret = registry_reopen();
 		if (ret)
 			return ret;
 	}
