@@ -50,13 +50,18 @@ static size_t entries_sane(struct mmkit__name_range *e, size_t n)
 	return k;
 }
 
-/* Waits before the @waits-th read again while a writer is in an update: yields, then sleeps 2 µs to 1 ms. */
+/*
+ * Waits before the @waits-th read again while a writer is in an update:
+ * yields, then sleeps 2 µs doubling to 1 ms.
+ */
 static void backoff(unsigned int waits)
 {
+	unsigned int sleeps = waits - BACKOFF_YIELDS;
+
 	if (waits <= BACKOFF_YIELDS)
 		sys_yield();
 	else
-		sys_sleep_ns(1000ull << (waits - BACKOFF_YIELDS < 10 ? waits - BACKOFF_YIELDS : 10));
+		sys_sleep_ns(1000ull << (sleeps < 10 ? sleeps : 10));
 }
 
 /*
@@ -67,7 +72,8 @@ static void backoff(unsigned int waits)
 static void ask_pause(int fd, uint64_t read_ns)
 {
 	uint64_t us = read_ns / 500 + 50;
-	uint32_t pause = us < MMKIT__REGISTRY_PAUSE_MAX_US ? (uint32_t)us : MMKIT__REGISTRY_PAUSE_MAX_US;
+	uint32_t pause = us < MMKIT__REGISTRY_PAUSE_MAX_US ? (uint32_t)us :
+			 MMKIT__REGISTRY_PAUSE_MAX_US;
 
 	sys_pwrite(fd, &pause, sizeof(pause), offsetof(struct mmkit__registry_header, pause_us));
 }

@@ -79,7 +79,8 @@ static struct mmkit__name_range extra_entry(const struct setup *s, int r, size_t
 /* Registry @r written by hand, after descriptor @after_fd; returns its descriptor. */
 static int write_registry(const struct setup *s, int r, int after_fd)
 {
-	struct mmkit__registry_header h = { .magic = MMKIT__REGISTRY_MAGIC, .version = MMKIT__REGISTRY_VERSION };
+	struct mmkit__registry_header h = { .magic = MMKIT__REGISTRY_MAGIC,
+					    .version = MMKIT__REGISTRY_VERSION };
 	struct mmkit__name_range e;
 	int fd, moved;
 	size_t i;
@@ -198,13 +199,14 @@ static void reader(void *arg)
 		for (i = 0; i < n_want; i++) {
 			if (e[i].start != want[i].start || e[i].end != want[i].end ||
 			    strcmp(e[i].name, want[i].name))
-				T_FAIL("entry %zu: [%#llx, %#llx) %s, expected [%#llx, %#llx) %s", i,
+				T_FAIL("entry %zu: [%#llx, %#llx) %s, expected [%#llx, %#llx) %s",
+				       i,
 				       (unsigned long long)e[i].start, (unsigned long long)e[i].end,
 				       e[i].name, (unsigned long long)want[i].start,
 				       (unsigned long long)want[i].end, want[i].name);
 		}
 	} else {
-		/* Per two pages: half a page of the library's, a page of the extra one's, half of the library's. */
+		/* Per two pages: half a page of the library's, a page of the extra's, a half again. */
 		T_EQ(n, 3 * s->pages / 2);
 	}
 	free(e);
