@@ -3,19 +3,28 @@
  * Reading the registry of a process (names-registry.c has the format):
  * this process's under its lock, another's through /proc/PID/fd.  Another
  * process's memory is not trusted: what it holds is checked, bounded and
- * read again when torn.
+ * read again when torn; only memfds are opened (registry_open()), each
+ * file once however many descriptors reach it, and several registries are
+ * merged in O(n log n) (tables_merge()).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "names.h"
 
-/* A writer holds seq odd for a memcpy(); this many torn reads in a row is not contention. */
-#define REGISTRY_READ_TRIES	1000
+/* How long a reader keeps trying while writers change the registry. */
+#define READ_DEADLINE_NS	2000000000ull
+/* A writer holds seq odd for one memmove(): odd and unchanged this long, it died in an update. */
+#define DEAD_WRITER_NS		1000000000ull
+/* Reads again at once (after sched_yield()) this many times before sleeping. */
+#define BACKOFF_YIELDS		8
 /* Most entries taken from another process: bounds what its header makes us allocate. */
 #define REGISTRY_MAX_ENTRIES	(1u << 20)
 
@@ -42,28 +51,76 @@ static size_t entries_sane(struct mmkit__name_range *e, size_t n)
 }
 
 /*
- * Reads a registry of another process through @fd, retrying torn reads.
- * A file that is not a registry of this version holds no names for us.
+ * Waits before the @waits-th read again while a writer is in an update:
+ * yields, then sleeps 2 µs doubling to 1 ms.
+ */
+static void backoff(unsigned int waits)
+{
+	unsigned int sleeps = waits - BACKOFF_YIELDS;
+
+	if (waits <= BACKOFF_YIELDS)
+		sys_yield();
+	else
+		sys_sleep_ns(1000ull << (sleeps < 10 ? sleeps : 10));
+}
+
+/*
+ * Asks the writer that changed the entries under a read of @read_ns to
+ * wait, before its next change, twice that long: time for one whole read.
+ * Best effort: a reader that may not write the file just tries again.
+ */
+static void ask_pause(int fd, uint64_t read_ns)
+{
+	uint64_t us = read_ns / 500 + 50;
+	uint32_t pause = us < MMKIT__REGISTRY_PAUSE_MAX_US ? (uint32_t)us :
+			 MMKIT__REGISTRY_PAUSE_MAX_US;
+
+	sys_pwrite(fd, &pause, sizeof(pause), offsetof(struct mmkit__registry_header, pause_us));
+}
+
+/*
+ * Reads a registry of another process through @fd, reading again what a
+ * writer tore: after a backoff while seq is odd, at once (the writer asked
+ * to pause) when seq changed across the read.  A seq odd and unchanged for
+ * DEAD_WRITER_NS was left so by a writer that died in an update: the
+ * entries are read as they are, and only those that pass entries_sane()
+ * kept (the range being changed may show its old name or none).  Gives up
+ * with -EAGAIN after READ_DEADLINE_NS.  A file that is not a registry of
+ * this version holds no names for us.
  */
 static ssize_t registry_read(int fd, struct mmkit__name_range **out)
 {
 	struct mmkit__registry_header h, again;
 	struct mmkit__name_range *e = NULL;
-	ssize_t n;
+	uint64_t begin = sys_monotonic_ns(), t0, odd_since = 0;
+	uint32_t odd_seq = 0;
+	unsigned int waits = 0;
 	size_t bytes;
-	int tries;
+	ssize_t n;
+	int dead;
 
-	for (tries = 0; tries < REGISTRY_READ_TRIES; tries++) {
-		free(e);
-		e = NULL;
+	for (;; free(e), e = NULL) {
+		t0 = sys_monotonic_ns();
+		if (t0 - begin > READ_DEADLINE_NS)
+			return -EAGAIN;
 		n = sys_pread(fd, &h, sizeof(h), 0);
 		if (n < 0)
 			return n;
 		if ((size_t)n < sizeof(h) || h.magic != MMKIT__REGISTRY_MAGIC ||
 		    h.version != MMKIT__REGISTRY_VERSION || h.count > REGISTRY_MAX_ENTRIES)
 			return 0;
-		if (h.seq & 1)
-			continue;
+		dead = 0;
+		if (h.seq & 1) {
+			if (h.seq != odd_seq) {
+				odd_seq = h.seq;
+				odd_since = t0;
+			}
+			dead = t0 - odd_since >= DEAD_WRITER_NS;
+			if (!dead) {
+				backoff(++waits);
+				continue;
+			}
+		}
 		bytes = h.count * sizeof(*e);
 		if (bytes) {
 			e = mmkit__calloc(h.count, sizeof(*e));
@@ -77,60 +134,270 @@ static ssize_t registry_read(int fd, struct mmkit__name_range **out)
 			if ((size_t)n < bytes)
 				continue;
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		n = sys_pread(fd, &again, sizeof(again), 0);
-		if (n < 0) {
-			free(e);
-			return n;
+		if (!dead) {
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			n = sys_pread(fd, &again, sizeof(again), 0);
+			if (n < 0) {
+				free(e);
+				return n;
+			}
+			if ((size_t)n != sizeof(again) || again.seq != h.seq) {
+				ask_pause(fd, sys_monotonic_ns() - t0);
+				continue;
+			}
 		}
-		if ((size_t)n == sizeof(again) && again.seq == h.seq) {
-			*out = e;
-			return (ssize_t)entries_sane(e, h.count);
-		}
+		*out = e;
+		return (ssize_t)entries_sane(e, h.count);
 	}
-	free(e);
-	return -EAGAIN;
 }
 
-/* Adds @n entries of @e to @t: the first registry as it is, any other over it. */
-static int table_add(struct table *t, struct mmkit__name_range *e, size_t n)
-{
-	struct mmkit__name_range *bigger;
-	size_t i;
+/*
+ * The registry files read so far, by (dev, ino): one registry reached
+ * through many descriptors (dup(), or a hostile process's thousands) is
+ * read once.  An open-addressing hash set, at most half full.
+ */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	int used;
+};
 
-	if (!t->n) {
-		free(t->e);
-		t->e = e;
-		t->n = n;
+struct seen {
+	struct file_id *ids;
+	size_t cap;		/* a power of two, or 0 */
+	size_t n;
+};
+
+/* The slot holding @id in @ids of @cap, or the empty one where it would go. */
+static struct file_id *seen_slot(struct file_id *ids, size_t cap, dev_t dev, ino_t ino)
+{
+	size_t i = (size_t)((ino ^ ((uint64_t)dev << 32)) * 0x9e3779b97f4a7c15ull >> 17);
+
+	for (i &= cap - 1; ids[i].used; i = (i + 1) & (cap - 1)) {
+		if (ids[i].dev == dev && ids[i].ino == ino)
+			break;
+	}
+	return &ids[i];
+}
+
+/* Adds the file of @st to @s: 1 if it is new, 0 if it was there, or -ENOMEM. */
+static int seen_add(struct seen *s, const struct stat *st)
+{
+	struct file_id *ids, *slot;
+	size_t cap, i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		cap = s->cap ? 2 * s->cap : 16;
+		ids = mmkit__calloc(cap, sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		for (i = 0; i < s->cap; i++) {
+			if (s->ids[i].used)
+				*seen_slot(ids, cap, s->ids[i].dev, s->ids[i].ino) = s->ids[i];
+		}
+		free(s->ids);
+		s->ids = ids;
+		s->cap = cap;
+	}
+	slot = seen_slot(s->ids, s->cap, st->st_dev, st->st_ino);
+	if (slot->used)
 		return 0;
+	slot->dev = st->st_dev;
+	slot->ino = st->st_ino;
+	slot->used = 1;
+	s->n++;
+	return 1;
+}
+
+/* An entry of one of the registries being merged; the later registry wins. */
+struct ref {
+	const struct mmkit__name_range *e;
+	size_t reg;
+};
+
+static int ref_by_start(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ref *)a)->e->start, y = ((const struct ref *)b)->e->start;
+
+	return (x > y) - (x < y);
+}
+
+/* A max-heap of refs by registry: the entry in force is on top. */
+static void heap_push(struct ref *h, size_t *n, struct ref r)
+{
+	size_t i = (*n)++, up;
+
+	for (; i && h[up = (i - 1) / 2].reg < r.reg; i = up)
+		h[i] = h[up];
+	h[i] = r;
+}
+
+static void heap_pop(struct ref *h, size_t *n)
+{
+	struct ref last = h[--*n];
+	size_t i = 0, c;
+
+	for (; (c = 2 * i + 1) < *n; i = c) {
+		if (c + 1 < *n && h[c + 1].reg > h[c].reg)
+			c++;
+		if (h[c].reg <= last.reg)
+			break;
+		h[i] = h[c];
 	}
-	/* Each entry set adds at most two. */
-	bigger = mmkit__reallocarray(t->e, t->n + 2 * n, sizeof(*bigger));
-	if (!bigger) {
-		free(e);
-		return -ENOMEM;
+	h[i] = last;
+}
+
+/* Appends [start, end) @name to @out, joining it to an equal neighbour. */
+static void out_add(struct mmkit__name_range *out, size_t *k, uint64_t start, uint64_t end,
+		    const char *name)
+{
+	struct mmkit__name_range *last = *k ? &out[*k - 1] : NULL;
+
+	if (last && last->end == start && !strcmp(last->name, name)) {
+		last->end = end;
+		return;
 	}
-	t->e = bigger;
-	for (i = 0; i < n; i++)
-		mmkit__ranges_set(t->e, &t->n, e[i].start, e[i].end, e[i].name);
-	free(e);
-	return 0;
+	out[*k].start = start;
+	out[*k].end = end;
+	memcpy(out[*k].name, name, sizeof(out[*k].name));
+	(*k)++;
+}
+
+/*
+ * Merges the @nreg registries of @regs into *@out: at each address the
+ * name of the last registry naming it, equal neighbours joined (what
+ * setting each entry over the ones before with mmkit__ranges_set() gives).
+ * One sweep over the entries sorted by start, the ones covering the
+ * current address in a heap: O(n log n).  Takes the registries' entries
+ * (freed, or the one registry's returned as they are).
+ */
+static ssize_t tables_merge(struct table *regs, size_t nreg, struct mmkit__name_range **out)
+{
+	struct mmkit__name_range *res = NULL;
+	struct ref *refs = NULL, *heap = NULL;
+	size_t total = 0, i, j, k = 0, hn = 0;
+	uint64_t pos = 0, next;
+	ssize_t ret = 0;
+
+	if (nreg == 1) {
+		*out = regs[0].e;
+		return (ssize_t)regs[0].n;
+	}
+	for (i = 0; i < nreg; i++)
+		total += regs[i].n;
+	if (!total)
+		goto out;
+	refs = mmkit__calloc(total, sizeof(*refs));
+	heap = mmkit__calloc(total, sizeof(*heap));
+	/* Each step emits at most one range, and ends an entry or starts one. */
+	res = mmkit__calloc(2 * total, sizeof(*res));
+	if (!refs || !heap || !res) {
+		free(res);
+		res = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nreg; i++) {
+		for (j = 0; j < regs[i].n; j++)
+			refs[k++] = (struct ref){ &regs[i].e[j], i };
+	}
+	qsort(refs, total, sizeof(*refs), ref_by_start);
+	for (i = 0, k = 0; i < total || hn;) {
+		if (!hn)
+			pos = refs[i].e->start;
+		while (i < total && refs[i].e->start <= pos)
+			heap_push(heap, &hn, refs[i++]);
+		while (hn && heap[0].e->end <= pos)
+			heap_pop(heap, &hn);
+		if (!hn)
+			continue;
+		next = heap[0].e->end;
+		if (i < total && refs[i].e->start < next)
+			next = refs[i].e->start;
+		out_add(res, &k, pos, next, heap[0].e->name);
+		pos = next;
+	}
+	ret = (ssize_t)k;
+out:
+	free(refs);
+	free(heap);
+	for (i = 0; i < nreg; i++)
+		free(regs[i].e);
+	*out = res;
+	return ret;
+}
+
+/*
+ * Opens descriptor @name of /proc/PID/fd (@dfd) for reading if it is a
+ * registry not read yet (@seen), counting in @stats what it skips.
+ *
+ * A registry is a memfd: an unlinked regular file of shmem (tmpfs, or
+ * ramfs on a kernel without CONFIG_SHMEM), where no open or read can
+ * block.  The link alone proves nothing: any file unlinked from the path
+ * "/memfd:mmkit-names" reads the same, and opening a FIFO there would wait
+ * for a writer forever, a file of a FUSE or NFS mount for its server.  So
+ * the file is opened O_PATH, which opens nothing behind it, checked, and
+ * only then reopened through /proc/self/fd.  A hugetlbfs memfd is not ours
+ * either: the registry never asks for huge pages.
+ *
+ * Returns the descriptor, -ENOENT if there is nothing to read (the target
+ * closed it meanwhile, a decoy, a file read already), or -errno.
+ */
+static int registry_open(int dfd, const char *name, struct seen *seen,
+			 struct mmkit__names_stats *stats)
+{
+	struct statfs sf;
+	struct stat st;
+	char self[32];
+	int path_fd, fd, ret;
+
+	path_fd = sys_openat(dfd, name, O_PATH | O_CLOEXEC, 0);
+	if (path_fd < 0)
+		return path_fd;
+	ret = sys_fstat(path_fd, &st);
+	if (!ret)
+		ret = sys_fstatfs(path_fd, &sf);
+	if (!ret && (!S_ISREG(st.st_mode) || st.st_nlink ||
+		     (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))) {
+		stats->decoys++;
+		ret = -ENOENT;
+	}
+	if (!ret) {
+		ret = seen_add(seen, &st);
+		if (!ret) {
+			stats->duplicates++;
+			ret = -ENOENT;
+		}
+	}
+	if (ret < 0) {
+		sys_close(path_fd);
+		return ret;
+	}
+	/* Writable if it may be, to ask a busy writer for a pause (ask_pause()). */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	fd = sys_open(self, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd == -EACCES || fd == -EPERM || fd == -EROFS)
+		fd = sys_open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	sys_close(path_fd);
+	return fd;
 }
 
 /*
  * The registries of process @pid: normally one, but two copies of libmmkit
  * (static and shared) in one process each keep theirs.
  */
-static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out)
+static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out,
+				 struct mmkit__names_stats *stats)
 {
 	char path[64], link[sizeof(MMKIT__REGISTRY_LINK)];
 	char buf[4096] __attribute__((aligned(8)));
-	struct table t = { NULL, 0 };
+	struct table *regs = NULL, *bigger;
+	struct seen seen = { NULL, 0, 0 };
 	struct mmkit__name_range *e;
 	struct dirent64 *d;
 	ssize_t n = 0, len, got;
 	int dfd, fd, ret = 0;
-	size_t off;
+	size_t off, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	dfd = sys_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -142,40 +409,61 @@ static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out)
 			len = sys_readlinkat(dfd, d->d_name, link, sizeof(link));
 			if (len != (ssize_t)sizeof(link) - 1 || memcmp(link, MMKIT__REGISTRY_LINK, (size_t)len))
 				continue;
-			fd = sys_openat(dfd, d->d_name, O_RDONLY | O_CLOEXEC, 0);
+			fd = registry_open(dfd, d->d_name, &seen, stats);
 			if (fd == -ENOENT)
 				continue;
 			if (fd < 0) {
 				ret = fd;
 				break;
 			}
+			/* seen holds every registry opened: regs has room for as many. */
+			bigger = mmkit__reallocarray(regs, seen.n, sizeof(*regs));
+			if (!bigger) {
+				sys_close(fd);
+				ret = -ENOMEM;
+				break;
+			}
+			regs = bigger;
 			e = NULL;
 			got = registry_read(fd, &e);
 			sys_close(fd);
-			if (got < 0)
+			if (got < 0) {
 				ret = (int)got;
-			else
-				ret = table_add(&t, e, (size_t)got);
+				break;
+			}
+			regs[stats->registries++] = (struct table){ e, (size_t)got };
 		}
 	}
 	if (!ret && n < 0)
 		ret = (int)n;
 	sys_close(dfd);
-	if (ret) {
-		free(t.e);
-		return ret;
+	free(seen.ids);
+	if (!ret) {
+		got = tables_merge(regs, stats->registries, out);
+	} else {
+		for (i = 0; i < stats->registries; i++)
+			free(regs[i].e);
 	}
-	*out = t.e;
-	return (ssize_t)t.n;
+	free(regs);
+	return ret ? ret : got;
 }
 
-ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out)
+ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,
+			  struct mmkit__names_stats *stats)
 {
 	*out = NULL;
+	memset(stats, 0, sizeof(*stats));
 	/* A kernel that names VMAs itself: no process on it keeps a registry. */
 	if (!mmkit__kernel_names())
 		return 0;
 	if (pid && pid != sys_getpid())
-		return registry_read_pid(pid, out);
+		return registry_read_pid(pid, out, stats);
 	return mmkit__registry_copy(out);
+}
+
+ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out)
+{
+	struct mmkit__names_stats stats;
+
+	return mmkit__names_read(pid, out, &stats);
 }

@@ -8,14 +8,21 @@
  *    mremap), never shrinks;
  *  - a mutex serialises the writers (threads of this process); `seq` is odd
  *    while one changes the entries, and a reader that sees it odd, or
- *    changed across its read, reads again;
+ *    changed across its read, reads again (names-read.c: it backs off, and
+ *    reads anyway, checking each entry, a seq left odd by a writer that
+ *    died); a writer finding seq odd makes it even again;
+ *  - a reader that a busy writer never lets finish asks, in `pause_us`,
+ *    for one pause before the next change, as long as one read takes it
+ *    (bounded): the writer clears it and waits, so a reader that died costs
+ *    one pause;
  *  - another process finds the registry by the link
  *    "/memfd:mmkit-names (deleted)" in /proc/PID/fd and reads it through
  *    /proc/PID/fd/N: the same PTRACE_MODE_READ access /proc/PID/smaps takes
  *    (same user and dumpable, or root);
  *  - fork: a pthread_atfork() handler gives the child a copy in a memfd of
  *    its own, so parent and child never write each other's names (a child
- *    made by a raw clone() without the handlers would share it);
+ *    made by a raw clone() without the handlers would share it), and closes
+ *    the child's descriptor of the parent's only if it is still that file;
  *  - a program that closes descriptors it does not know (closefrom) hides
  *    its registry until its next mmkit_name(), which notices that the
  *    descriptor is no longer the memfd and makes a new one.
@@ -348,15 +355,26 @@ static int registry_new(size_t size, const struct mmkit__registry_header *from)
 }
 
 /*
- * Moves the registry to a new memfd (@close_old: and closes the old one,
- * still ours).  On failure there is no registry: a half-shared one would
- * be worse than names lost.
+ * 1 if reg.fd is still the registry's memfd: a program that closes
+ * descriptors it does not know (closefrom) may have reused the number.
  */
-static int registry_reopen(int close_old)
+static int registry_fd_ours(void)
+{
+	struct stat st;
+
+	return !sys_fstat(reg.fd, &st) && st.st_dev == reg.dev && st.st_ino == reg.ino;
+}
+
+/*
+ * Moves the registry to a new memfd, closing the old one if its
+ * descriptor is still ours.  On failure there is no registry: a
+ * half-shared one would be worse than names lost.
+ */
+static int registry_reopen(void)
 {
 	struct mmkit__registry_header *old = reg.hdr;
+	int fd = reg.fd, close_old = registry_fd_ours(), ret;
 	size_t size = reg.size;
-	int fd = reg.fd, ret;
 
 	ret = registry_new(size, old);
 	if (ret) {
@@ -384,7 +402,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	if (reg.hdr)
-		registry_reopen(1);
+		registry_reopen();
 	pthread_mutex_unlock(&reg.lock);
 }
 
@@ -392,7 +410,6 @@ static void atfork_child(void)
 static int registry_ready(size_t need)
 {
 	size_t page = sys_page_size(), size;
-	struct stat st;
 	void *p;
 	int ret;
 
@@ -405,8 +422,8 @@ static int registry_ready(size_t need)
 		}
 		return registry_new((need + page - 1) & ~(page - 1), NULL);
 	}
-	if (sys_fstat(reg.fd, &st) || st.st_dev != reg.dev || st.st_ino != reg.ino) {
-		ret = registry_reopen(0);
+	if (!registry_fd_ours()) {
+		ret = registry_reopen();
 		if (ret)
 			return ret;
 	}
@@ -424,12 +441,21 @@ static int registry_ready(size_t need)
 	return 0;
 }
 
-/* Readers retry while seq is odd or changes under them. */
+/*
+ * Readers retry while seq is odd or changes under them.  Returns the odd
+ * seq set: odd whatever seq was, as a writer that died mid-update (a
+ * process sharing the memfd) leaves it odd.  First the pause a starved
+ * reader asked for.
+ */
 static uint32_t registry_write_begin(void)
 {
-	uint32_t seq = reg.hdr->seq;
+	uint32_t pause = __atomic_exchange_n(&reg.hdr->pause_us, 0, __ATOMIC_RELAXED);
+	uint32_t seq = (reg.hdr->seq + 1) | 1;
 
-	__atomic_store_n(&reg.hdr->seq, seq + 1, __ATOMIC_RELAXED);
+	if (pause)
+		sys_sleep_ns(1000ull * (pause < MMKIT__REGISTRY_PAUSE_MAX_US ?
+					pause : MMKIT__REGISTRY_PAUSE_MAX_US));
+	__atomic_store_n(&reg.hdr->seq, seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return seq;
 }
@@ -437,7 +463,7 @@ static uint32_t registry_write_begin(void)
 static void registry_write_end(uint32_t seq, size_t count)
 {
 	__atomic_store_n(&reg.hdr->count, (uint32_t)count, __ATOMIC_RELAXED);
-	__atomic_store_n(&reg.hdr->seq, seq + 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&reg.hdr->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
 /* Names [start, end) @name (NULL: no name) in the registry.  Lock held. */

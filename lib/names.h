@@ -32,13 +32,17 @@ struct mmkit__registry_header {
 	uint32_t version;
 	uint32_t seq;		/* odd while a writer changes the entries */
 	uint32_t count;		/* entries that follow */
+	uint32_t pause_us;	/* a starved reader asks the next writer to wait this long */
+	uint32_t reserved;	/* zero; keeps the entries 8-byte aligned */
 };
 
 #define MMKIT__REGISTRY_NAME	"mmkit-names"
 /* How a registry descriptor reads in /proc/PID/fd. */
 #define MMKIT__REGISTRY_LINK	"/memfd:" MMKIT__REGISTRY_NAME " (deleted)"
 #define MMKIT__REGISTRY_MAGIC	0x4e4b4d4du	/* "MMKN" */
-#define MMKIT__REGISTRY_VERSION	1u
+#define MMKIT__REGISTRY_VERSION	2u
+/* The longest pause a reader may ask of a writer (pause_us). */
+#define MMKIT__REGISTRY_PAUSE_MAX_US	20000u
 
 /* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
 int mmkit__kernel_names(void);
@@ -63,5 +67,16 @@ void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, u
  * trusted.
  */
 ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out);
+
+/* What mmkit__names_read() met in another process's descriptors. */
+struct mmkit__names_stats {
+	size_t registries;	/* distinct registry files read */
+	size_t duplicates;	/* more descriptors of a file read already: skipped */
+	size_t decoys;		/* links that read like a registry's, not a memfd: skipped */
+};
+
+/* mmkit__names_get(), telling in *@stats what it met. */
+ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,
+			  struct mmkit__names_stats *stats);
 
 #endif /* MMKIT_NAMES_H */

@@ -7,14 +7,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
@@ -230,6 +233,12 @@ int sys_fstat(int fd, struct stat *st)
 	return RESULT(fstat(fd, st));
 }
 
+int sys_fstatfs(int fd, struct statfs *st)
+{
+	SAVE_ERRNO;
+	return RESULT(fstatfs(fd, st));
+}
+
 int sys_ioctl(int fd, unsigned long req, void *arg)
 {
 	SAVE_ERRNO;
@@ -288,4 +297,30 @@ int sys_getrandom(void *buf, size_t len)
 		done += (size_t)n;
 	}
 	return 0;
+}
+
+uint64_t sys_monotonic_ns(void)
+{
+	SAVE_ERRNO;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	errno = saved_errno_;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void sys_sleep_ns(uint64_t ns)
+{
+	SAVE_ERRNO;
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	nanosleep(&ts, NULL);
+	errno = saved_errno_;
+}
+
+void sys_yield(void)
+{
+	SAVE_ERRNO;
+	sched_yield();
+	errno = saved_errno_;
 }

@@ -8,6 +8,7 @@
 #define MMKIT_SYS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
@@ -49,6 +50,8 @@ ssize_t sys_write(int fd, const void *buf, size_t len);
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off);
 int sys_ftruncate(int fd, off_t len);
 int sys_fstat(int fd, struct stat *st);
+struct statfs;
+int sys_fstatfs(int fd, struct statfs *st);
 int sys_ioctl(int fd, unsigned long req, void *arg);
 int sys_access(const char *path, int mode);
 ssize_t sys_readlinkat(int dirfd, const char *path, char *buf, size_t len);
@@ -62,6 +65,11 @@ struct sigaction;
 int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* Sends @sig to the calling thread. */
 int sys_raise(int sig);
+
+/* Time: CLOCK_MONOTONIC in nanoseconds; a sleep (cut short by a signal); sched_yield(). */
+uint64_t sys_monotonic_ns(void);
+void sys_sleep_ns(uint64_t ns);
+void sys_yield(void);
 
 /* getrandom(2) of exactly @len bytes (retried on EINTR and short reads). */
 int sys_getrandom(void *buf, size_t len);

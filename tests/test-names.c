@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -351,6 +352,49 @@ static void test_fork(void)
 	unmap(pages.q, page);
 }
 
+struct reused_fd {
+	int fd;
+	struct stat st;
+};
+
+/* The fork child: the descriptor that took the registry's number is still that file. */
+static void reused_fd_child(void *arg)
+{
+	struct reused_fd *r = arg;
+	struct stat st;
+
+	if (fstat(r->fd, &st))
+		T_FAIL("descriptor %d closed in the child: %s", r->fd, strerror(errno));
+	T_EQ(st.st_dev, r->st.st_dev);
+	T_EQ(st.st_ino, r->st.st_ino);
+}
+
+/* The application closes the registry's descriptor and reuses the number, then forks. */
+static void test_fork_reused_fd(void)
+{
+	char path[] = "/tmp/mmkit-test-names-XXXXXX", *p = map_pages(1, MAP_PRIVATE);
+	struct reused_fd r;
+	int tmp;
+
+	T_CASE("registry: fork leaves alone a descriptor that took the registry's number");
+	T_EQ(mmkit_name(p, page, "before-close"), 0);
+	r.fd = registry_fd();
+	T_ASSERT(r.fd >= 0);
+	tmp = mkstemp(path);
+	T_ASSERT(tmp >= 0);
+	unlink(path);
+	T_EQ(close(r.fd), 0);
+	T_EQ(dup2(tmp, r.fd), r.fd);
+	close(tmp);
+	T_EQ(fstat(r.fd, &r.st), 0);
+	T_CHILD_OK(t_in_child(reused_fd_child, &r));
+	reused_fd_child(&r);
+	T_EQ(mmkit_name(p, page, "after-close"), 0);
+	T_NAME(0, p, "after-close");
+	close(r.fd);
+	unmap(p, page);
+}
+
 static void naming_child(void *arg)
 {
 	char *p = arg;
@@ -450,6 +494,8 @@ static void run_all(void)
 	test_rename();
 	test_munmap();
 	test_fork();
+	if (registry)
+		test_fork_reused_fd();
 	test_other_process();
 	test_threads();
 }

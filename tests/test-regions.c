@@ -295,9 +295,9 @@ static void test_other_process(void)
 	unmap_guarded(p, 8);
 }
 
-/* Layout of the registry, version 1 (lib/names.c). */
+/* Layout of the registry, version 2 (lib/names.h). */
 struct reg_header {
-	uint32_t magic, version, seq, count;
+	uint32_t magic, version, seq, count, pause_us, reserved;
 };
 
 struct reg_entry {
@@ -312,7 +312,7 @@ static void child_lies(void *arg)
 {
 	char *p = arg;
 	struct reg_entry e[6];
-	struct reg_header h = { REG_MAGIC, 1, 0, 6 };
+	struct reg_header h = { REG_MAGIC, 2, 0, 6, 0, 0 };
 	int fd, i;
 
 	T_EQ(mmkit_name(p, page, "honest"), 0);
@@ -368,9 +368,11 @@ static void test_hostile(void)
 	T_EQ(sound, 1);
 	t_reap(ch);
 
-	T_CASE("registry: a writer stuck in an update gives EAGAIN, not a torn read");
+	T_CASE("registry: a writer that died in an update: read anyway (after a second), entries checked");
 	ch = t_spawn_paused(child_stuck, p);
-	T_EQ(mmkit_regions(ch.pid, collect_fn, regions_in(0, p, 0)), -EAGAIN);
+	c = regions_in(ch.pid, p, page);
+	T_EQ(c->n, 1);
+	T_PART(c, 0, p, 0, 1, "stuck");
 	t_reap(ch);
 	unmap_guarded(p, 8);
 }
