@@ -179,8 +179,8 @@ case_sparse() {
 case_writer() {
 	start hostile-writer || return
 	for i in 1 2 3 4 5 6; do
-		maps writer "$group and sum(g['size_kib'] for g in d['names'] if g['name'] in a[3:]) ==
-					a[2] and any(g['name'] == a[3] for g in d['names'])" \
+		maps writer "($group and sum(g['size_kib'] for g in d['names'] if g['name'] in a[3:]) ==
+					a[2] and any(g['name'] == a[3] for g in d['names']))" \
 			'"[anon:busy-steady]"' 1 $((4 * page_kib)) '"[anon:busy-a]"' '"[anon:busy-b]"' ||
 			{ why="read $i: $why"; return 1; }
 	done
