@@ -85,4 +85,14 @@ typedef int (*mmkit__page_run_fn)(uint64_t start, uint64_t end, enum mmkit__page
  */
 int mmkit__pagemap_walk(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg);
 
+/*
+ * Calls @fn for each run of present or swapped pages of [start, end) (page
+ * aligned) of the open pagemap @fd, in address order, until it returns
+ * non-zero, which is returned.  Absent pages, and the shared zero page
+ * (present in pagemap, never counted in smaps' Rss), are not reported.
+ * The kernel's PAGEMAP_SCAN (6.7+) skips unpopulated page tables whole, so
+ * the cost follows what is mapped, not the span; -ENOTTY before 6.7.
+ */
+int mmkit__pagemap_scan(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg);
+
 #endif /* MMKIT_PROCFS_H */
