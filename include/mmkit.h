@@ -147,7 +147,8 @@ struct mmkit_memlock {
 	unsigned long long limit;	/* soft limit, or MMKIT_MEMLOCK_UNLIMITED */
 	unsigned long long locked;	/* already locked by this process (VmLck) */
 	unsigned long long needed;	/* what the request adds to the charge */
-	int exempt;			/* CAP_IPC_LOCK: the limit does not apply */
+	int exempt;			/* CAP_IPC_LOCK in the initial user namespace:
+					   the limit does not apply */
 };
 
 /*
@@ -228,7 +229,8 @@ struct mmkit_secret_stats {
 	unsigned long long bytes_locked; /* charged to RLIMIT_MEMLOCK by mmkit */
 	unsigned long long memlock_limit; /* soft limit, or MMKIT_MEMLOCK_UNLIMITED */
 	unsigned long long enomem;	/* allocations refused for RLIMIT_MEMLOCK */
-	int memlock_exempt;		/* CAP_IPC_LOCK: the limit does not apply */
+	int memlock_exempt;		/* CAP_IPC_LOCK in the initial user namespace:
+					   the limit does not apply */
 	int fallback;			/* 1 when the mlock fallback is in use */
 };
 

@@ -237,6 +237,27 @@ int mmkit__vmflags_has(const char *line, const char *eol, const char *flag)
 	return 0;
 }
 
+int mmkit__ns_inode(int dirfd, const char *path, const char *type, uint64_t *ino)
+{
+	size_t n = strlen(type);
+	unsigned long long v;
+	const char *end;
+	char link[64];
+	ssize_t len;
+
+	len = sys_readlinkat(dirfd, path, link, sizeof(link));
+	if (len < 0)
+		return (int)len;
+	if ((size_t)len >= sizeof(link) || (size_t)len < n + 4 || memcmp(link, type, n) ||
+	    memcmp(link + n, ":[", 2) || link[len - 1] != ']')
+		return -EINVAL;
+	end = parse_dec(link + n + 2, link + len - 1, &v);
+	if (end != link + len - 1)
+		return -EINVAL;
+	*ino = v;
+	return 0;
+}
+
 /* The states of @count pages from @addr into @state. */
 static int page_states(int fd, uint64_t addr, size_t count, unsigned char *state)
 {

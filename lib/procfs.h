@@ -67,6 +67,12 @@ int mmkit__kb_read(int dirfd, const char *path, const char *key, unsigned long l
 /* 1 if [line, eol) is smaps' "VmFlags:" line and lists the two-letter @flag. */
 int mmkit__vmflags_has(const char *line, const char *eol, const char *flag);
 
+/*
+ * The inode number of the namespace that the link @path of @dirfd names
+ * ("/proc/self/ns/user" reads "user:[4026531837]"), of type @type.
+ */
+int mmkit__ns_inode(int dirfd, const char *path, const char *type, uint64_t *ino);
+
 /* The state of a page in /proc/PID/pagemap (bit 63 present, bit 62 swapped). */
 enum mmkit__page_state {
 	MMKIT__PAGE_ABSENT,

@@ -4,7 +4,10 @@
  * runs before them.  The check must agree with the kernel's own decision,
  * so the unprivileged cases compare it with raw mlock2()/mlockall() calls
  * (through syscall(2): sanitizer runtimes turn the libc mlock family into no-ops).
+ * Root in a child user namespace is limited like anyone.
  */
+#include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -185,9 +188,46 @@ static void lockall_current_exempt(void *arg)
 	_exit(0);
 }
 
+/* Exit status of a child that found no user namespace to enter. */
+#define NO_USERNS	3
+
+/*
+ * Root with CAP_IPC_LOCK in a new user namespace: the kernel's capable()
+ * asks the initial namespace, so the limit applies, and mmkit must say so.
+ */
+static void userns_limited(void *arg)
+{
+	char *p = map_anon(4 * MIB);
+	struct mmkit_memlock m;
+	int fd;
+
+	(void)arg;
+	set_memlock_limit(1 * MIB);
+	if (unshare(CLONE_NEWUSER)) {
+		printf("    (unshare(CLONE_NEWUSER): %s)\n", strerror(errno));
+		fflush(stdout);
+		_exit(NO_USERNS);
+	}
+	/* uid 0 inside is root outside: only the namespace differs from the root case. */
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	T_ASSERT(fd >= 0);
+	T_EQ(write(fd, "0 0 1\n", 6), 6);
+	close(fd);
+	T_EQ(geteuid(), 0);
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	T_EQ(m.exempt, 0);
+	T_EQ(mmkit_memlock_check(p, 2 * MIB, &m), -ENOMEM);
+	T_EQ(mmkit_lock(p, 2 * MIB, MMKIT_LOCK_ONFAULT), -ENOMEM);
+	T_EQ(raw_mlock2_onfault(p, 2 * MIB), -ENOMEM);
+	T_EQ(mmkit_lock(p, 512 * KIB, MMKIT_LOCK_ONFAULT), 0);
+	fflush(stdout);
+	_exit(0);
+}
+
 int main(void)
 {
 	struct mmkit_memlock m;
+	int status;
 
 	test_bad_input();
 	if (!t_is_root())
@@ -204,5 +244,10 @@ int main(void)
 	T_CHILD_OK(t_in_child(lockall_future_unprivileged, NULL));
 	T_CASE("root: lockall(CURRENT|ONFAULT)");
 	T_CHILD_OK(t_in_child(lockall_current_exempt, NULL));
+	T_CASE("root in a child user namespace: not exempt, limited as the kernel does");
+	status = t_in_child(userns_limited, NULL);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == NO_USERNS)
+		T_SKIP("no user namespace could be made: the namespace case is not checked");
+	T_CHILD_OK(status);
 	return T_EXIT_PASS;
 }
