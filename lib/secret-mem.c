@@ -279,3 +279,15 @@ void secret__die(const void *p, const char *what)
 	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
 	abort();
 }
+
+void secret__corrupt(const void *where, const char *what)
+{
+	char msg[256];
+	int n;
+
+	n = snprintf(msg, sizeof(msg),
+		     "mmkit: secret memory: the bookkeeping of the memory at %p is damaged (%s); aborting\n",
+		     where, what);
+	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
+	abort();
+}

@@ -135,6 +135,8 @@ void secret__canary_fill(unsigned char *at, size_t len, const void *owner);
 int secret__canary_ok(const unsigned char *at, size_t len, const void *owner);
 /* Reports a bad free of @p and aborts. */
 void __attribute__((noreturn)) secret__die(const void *p, const char *what);
+/* Reports bookkeeping found damaged (a stray write of the application) and aborts. */
+void __attribute__((noreturn)) secret__corrupt(const void *where, const char *what);
 
 /* secret-pool.c */
 /* Computes the size classes' tables; S.page must be set. */
