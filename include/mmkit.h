@@ -182,7 +182,12 @@ int mmkit_unlockall(void);
 #define MMKIT_PAC_ALL_KEYS	(MMKIT_PAC_APIAKEY | MMKIT_PAC_APIBKEY | \
 				 MMKIT_PAC_APDAKEY | MMKIT_PAC_APDBKEY)
 
-/* -EOPNOTSUPP unless arm64 with address authentication (AT_HWCAP PACA). */
+/*
+ * The enabled keys belong to the calling thread, not the process: other
+ * threads keep theirs; threads and children created later inherit them;
+ * execve() enables all again.  -EOPNOTSUPP unless arm64 with address
+ * authentication (AT_HWCAP PACA).
+ */
 int mmkit_pac_get_enabled_keys(unsigned long *keys);
 /* Enables the keys of @mask that are set in @enabled, disables the others. */
 int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled);
