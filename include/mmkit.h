@@ -147,7 +147,8 @@ struct mmkit_memlock {
 	unsigned long long limit;	/* soft limit, or MMKIT_MEMLOCK_UNLIMITED */
 	unsigned long long locked;	/* already locked by this process (VmLck) */
 	unsigned long long needed;	/* what the request adds to the charge */
-	int exempt;			/* CAP_IPC_LOCK: the limit does not apply */
+	int exempt;			/* CAP_IPC_LOCK in the initial user namespace:
+					   the limit does not apply */
 };
 
 /*
@@ -181,7 +182,12 @@ int mmkit_unlockall(void);
 #define MMKIT_PAC_ALL_KEYS	(MMKIT_PAC_APIAKEY | MMKIT_PAC_APIBKEY | \
 				 MMKIT_PAC_APDAKEY | MMKIT_PAC_APDBKEY)
 
-/* -EOPNOTSUPP unless arm64 with address authentication (AT_HWCAP PACA). */
+/*
+ * The enabled keys belong to the calling thread, not the process: other
+ * threads keep theirs; threads and children created later inherit them;
+ * execve() enables all again.  -EOPNOTSUPP unless arm64 with address
+ * authentication (AT_HWCAP PACA).
+ */
 int mmkit_pac_get_enabled_keys(unsigned long *keys);
 /* Enables the keys of @mask that are set in @enabled, disables the others. */
 int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled);
@@ -228,7 +234,8 @@ struct mmkit_secret_stats {
 	unsigned long long bytes_locked; /* charged to RLIMIT_MEMLOCK by mmkit */
 	unsigned long long memlock_limit; /* soft limit, or MMKIT_MEMLOCK_UNLIMITED */
 	unsigned long long enomem;	/* allocations refused for RLIMIT_MEMLOCK */
-	int memlock_exempt;		/* CAP_IPC_LOCK: the limit does not apply */
+	int memlock_exempt;		/* CAP_IPC_LOCK in the initial user namespace:
+					   the limit does not apply */
 	int fallback;			/* 1 when the mlock fallback is in use */
 };
 

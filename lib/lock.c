@@ -6,6 +6,11 @@
  * pages fault in, so a large lock fails up front.  The kernel only says
  * ENOMEM; mmkit repeats the kernel's own arithmetic (mm/mlock.c) first so
  * that the caller can say how much was needed against which limit.
+ *
+ * The kernel exempts a process from the limit with capable(CAP_IPC_LOCK),
+ * which asks the initial user namespace: a process in a container's user
+ * namespace holds CAP_IPC_LOCK there (capget(2) says so) and is limited all
+ * the same.  Exempt is therefore the capability and the initial namespace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +21,24 @@
 
 #include "internal.h"
 #include "procfs.h"
+
+/*
+ * PROC_USER_INIT_INO of the kernel's proc_ns.h: the initial user namespace
+ * has this inode number, fixed since Linux 3.8.
+ */
+#define USER_NS_INIT_INO	0xEFFFFFFDULL
+
+/* 1 if this process is in the initial user namespace, 0 if not, or -errno. */
+static int in_initial_user_ns(void)
+{
+	uint64_t ino;
+	int ret = mmkit__ns_inode(AT_FDCWD, "/proc/self/ns/user", "user", &ino);
+
+	/* No such link: a kernel without user namespaces has only the initial one. */
+	if (ret == -ENOENT)
+		return 1;
+	return ret ? ret : ino == USER_NS_INIT_INO;
+}
 
 /* A "Key:   N kB" line of /proc/self/status, in bytes. */
 static int status_bytes(const char *key, unsigned long long *bytes)
@@ -61,7 +84,10 @@ static int memlock_base(struct mmkit_memlock *m)
 	if (ret)
 		return ret;
 	m->limit = rl.rlim_cur == RLIM_INFINITY ? MMKIT_MEMLOCK_UNLIMITED : rl.rlim_cur;
-	m->exempt = sys_has_capability(CAP_IPC_LOCK);
+	ret = in_initial_user_ns();
+	if (ret < 0)
+		return ret;
+	m->exempt = ret && sys_has_capability(CAP_IPC_LOCK);
 	m->needed = 0;
 	return status_bytes("VmLck", &m->locked);
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/ioctl.h>
 
 #include "procfs.h"
 #include "util.h"
@@ -11,6 +12,38 @@
 #define PM_SWAP		(1ULL << 62)
 /* pagemap entries read at a time: 4 KiB of stack. */
 #define PAGEMAP_BATCH	512
+
+/*
+ * PAGEMAP_SCAN of <linux/fs.h> (Linux 6.7), spelt out here: the build
+ * host's headers may be older than the kernel the library runs on.
+ */
+struct pm_scan_region {
+	uint64_t start;
+	uint64_t end;
+	uint64_t categories;
+};
+
+struct pm_scan_request {
+	uint64_t size;
+	uint64_t flags;
+	uint64_t start;
+	uint64_t end;
+	uint64_t walk_end;
+	uint64_t vec;
+	uint64_t vec_len;
+	uint64_t max_pages;
+	uint64_t category_inverted;
+	uint64_t category_mask;
+	uint64_t category_anyof_mask;
+	uint64_t return_mask;
+};
+
+#define PM_SCAN_IOCTL		_IOWR('f', 16, struct pm_scan_request)
+#define PM_SCAN_PRESENT		(1ULL << 3)
+#define PM_SCAN_SWAPPED		(1ULL << 4)
+#define PM_SCAN_PFNZERO		(1ULL << 5)
+/* Runs returned per ioctl: 1.5 KiB of stack. */
+#define PM_SCAN_BATCH		64
 
 int mmkit__lines_open(struct mmkit__lines *l, int dirfd, const char *path)
 {
@@ -204,6 +237,27 @@ int mmkit__vmflags_has(const char *line, const char *eol, const char *flag)
 	return 0;
 }
 
+int mmkit__ns_inode(int dirfd, const char *path, const char *type, uint64_t *ino)
+{
+	size_t n = strlen(type);
+	unsigned long long v;
+	const char *end;
+	char link[64];
+	ssize_t len;
+
+	len = sys_readlinkat(dirfd, path, link, sizeof(link));
+	if (len < 0)
+		return (int)len;
+	if ((size_t)len >= sizeof(link) || (size_t)len < n + 4 || memcmp(link, type, n) ||
+	    memcmp(link + n, ":[", 2) || link[len - 1] != ']')
+		return -EINVAL;
+	end = parse_dec(link + n + 2, link + len - 1, &v);
+	if (end != link + len - 1)
+		return -EINVAL;
+	*ino = v;
+	return 0;
+}
+
 /* The states of @count pages from @addr into @state. */
 static int page_states(int fd, uint64_t addr, size_t count, unsigned char *state)
 {
@@ -252,5 +306,41 @@ int mmkit__pagemap_walk(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn
 	}
 	if (!ret && run_state >= 0)
 		ret = fn(run, addr, (enum mmkit__page_state)run_state, arg);
+	return ret;
+}
+
+int mmkit__pagemap_scan(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg)
+{
+	struct pm_scan_region run[PM_SCAN_BATCH];
+	struct pm_scan_request req;
+	int n, i, ret = 0;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.vec = (uintptr_t)run;
+	req.vec_len = PM_SCAN_BATCH;
+	/* Present or swapped, and not the zero page. */
+	req.category_anyof_mask = PM_SCAN_PRESENT | PM_SCAN_SWAPPED;
+	req.category_inverted = PM_SCAN_PFNZERO;
+	req.category_mask = PM_SCAN_PFNZERO;
+	req.return_mask = PM_SCAN_PRESENT | PM_SCAN_SWAPPED;
+	while (start < end && !ret) {
+		req.start = start;
+		req.end = end;
+		n = sys_ioctl(fd, PM_SCAN_IOCTL, &req);
+		if (n < 0)
+			return n;
+		if (n > PM_SCAN_BATCH || req.walk_end <= start || req.walk_end > end)
+			return -EIO;
+		for (i = 0; i < n && !ret; i++) {
+			if (run[i].start < start || run[i].end > req.walk_end ||
+			    run[i].start >= run[i].end)
+				return -EIO;
+			ret = fn(run[i].start, run[i].end,
+				 run[i].categories & PM_SCAN_PRESENT ? MMKIT__PAGE_PRESENT :
+				 MMKIT__PAGE_SWAPPED, arg);
+		}
+		start = req.walk_end;
+	}
 	return ret;
 }

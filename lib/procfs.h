@@ -67,6 +67,12 @@ int mmkit__kb_read(int dirfd, const char *path, const char *key, unsigned long l
 /* 1 if [line, eol) is smaps' "VmFlags:" line and lists the two-letter @flag. */
 int mmkit__vmflags_has(const char *line, const char *eol, const char *flag);
 
+/*
+ * The inode number of the namespace that the link @path of @dirfd names
+ * ("/proc/self/ns/user" reads "user:[4026531837]"), of type @type.
+ */
+int mmkit__ns_inode(int dirfd, const char *path, const char *type, uint64_t *ino);
+
 /* The state of a page in /proc/PID/pagemap (bit 63 present, bit 62 swapped). */
 enum mmkit__page_state {
 	MMKIT__PAGE_ABSENT,
@@ -84,5 +90,15 @@ typedef int (*mmkit__page_run_fn)(uint64_t start, uint64_t end, enum mmkit__page
  * cannot see swapped-out pages (they count as absent).
  */
 int mmkit__pagemap_walk(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg);
+
+/*
+ * Calls @fn for each run of present or swapped pages of [start, end) (page
+ * aligned) of the open pagemap @fd, in address order, until it returns
+ * non-zero, which is returned.  Absent pages, and the shared zero page
+ * (present in pagemap, never counted in smaps' Rss), are not reported.
+ * The kernel's PAGEMAP_SCAN (6.7+) skips unpopulated page tables whole, so
+ * the cost follows what is mapped, not the span; -ENOTTY before 6.7.
+ */
+int mmkit__pagemap_scan(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg);
 
 #endif /* MMKIT_PROCFS_H */

@@ -9,7 +9,23 @@
  * partly covered by names becomes several regions.  Their Size is exact;
  * Rss and Swap of each part are counted from /proc/PID/pagemap (bit 63:
  * present, bit 62: swapped; readable without privilege, the PFNs that need
- * CAP_SYS_ADMIN are not used).  Pss, Private_Dirty and Locked exist only
+ * CAP_SYS_ADMIN are not used).
+ *
+ * A VMA may be terabytes of MAP_NORESERVE with a few pages in it, and
+ * pagemap has an entry for every page: the cost must follow what is
+ * resident, not the span.  A VMA whose Rss and Swap are 0 is not looked at,
+ * and the count stops as soon as the VMA's Rss and Swap pages (from smaps)
+ * have all been found.  From Linux 6.7 the pages are found by the kernel's
+ * PAGEMAP_SCAN, which skips unpopulated page tables whole and leaves the
+ * zero page out as smaps' Rss does: the cost is bounded by the populated
+ * page tables.  Before 6.7, pagemap is read entry by entry up to the VMA's
+ * last resident page, 8 bytes per page of span (a page at the end of a
+ * terabyte costs the whole read), and a page only ever read maps the
+ * shared zero page, which pagemap shows present and Rss does not count: the
+ * count may then stop short and give a later part's pages to earlier parts
+ * (the parts still add up to the VMA).
+ *
+ * Pss, Private_Dirty and Locked exist only
  * per VMA, so each part gets the VMA's value in proportion to its share of
  * the VMA's Rss.  If pagemap cannot be read, every value is shared out in
  * proportion to size instead.  Either way the parts add up exactly to the
@@ -57,6 +73,12 @@ struct walk {
 	struct part *parts;		/* room for 2 * nnames + 1 */
 	int pagemap_fd;			/* -1 until needed */
 	int pagemap_failed;
+	int pagemap_scan;		/* PAGEMAP_SCAN: 1 works, -1 absent, 0 not yet tried */
+	struct part *counting;		/* the part pages are being counted for */
+	unsigned long long want_present;	/* the VMA's Rss and Swap, in pages */
+	unsigned long long want_swapped;
+	unsigned long long found_present;	/* counted so far in the VMA's parts */
+	unsigned long long found_swapped;
 	struct mmkit_region r;
 	struct mmkit__vma vma;		/* the VMA being read, its path in path */
 	char path[PATH_MAX + 32];
@@ -144,27 +166,52 @@ static void share(struct part *p, size_t n, unsigned long long total, int w, int
 	p[heaviest].v[out] += total - given;
 }
 
-static int count_run(uint64_t start, uint64_t end, enum mmkit__page_state state, void *arg)
+static int all_found(const struct walk *w)
 {
-	struct part *p = arg;
-	uint64_t pages = (end - start) / sys_page_size();
-
-	if (state == MMKIT__PAGE_PRESENT)
-		p->v[V_PRESENT] += pages;
-	else if (state == MMKIT__PAGE_SWAPPED)
-		p->v[V_SWAPPED] += pages;
-	return 0;
+	return w->found_present >= w->want_present && w->found_swapped >= w->want_swapped;
 }
 
-/* Counts the present and swapped pages of @p from pagemap. */
+/* Counts a run into the current part; 1 (stop) once the VMA's pages are all found. */
+static int count_run(uint64_t start, uint64_t end, enum mmkit__page_state state, void *arg)
+{
+	struct walk *w = arg;
+	struct part *p = w->counting;
+	uint64_t pages = (end - start) / sys_page_size();
+
+	if (state == MMKIT__PAGE_PRESENT) {
+		p->v[V_PRESENT] += pages;
+		w->found_present += pages;
+	} else if (state == MMKIT__PAGE_SWAPPED) {
+		p->v[V_SWAPPED] += pages;
+		w->found_swapped += pages;
+	}
+	return all_found(w);
+}
+
+/*
+ * Counts the present and swapped pages of @p from pagemap: 1 once the
+ * VMA's pages are all found, 0 if more may follow, or -errno.
+ */
 static int pagemap_count(struct walk *w, struct part *p)
 {
+	int ret;
+
 	if (w->pagemap_fd < 0) {
 		w->pagemap_fd = sys_openat(w->dirfd, "pagemap", O_RDONLY | O_CLOEXEC, 0);
 		if (w->pagemap_fd < 0)
 			return w->pagemap_fd;
 	}
-	return mmkit__pagemap_walk(w->pagemap_fd, p->start, p->end, count_run, p);
+	w->counting = p;
+	if (w->pagemap_scan >= 0) {
+		ret = mmkit__pagemap_scan(w->pagemap_fd, p->start, p->end, count_run, w);
+		/* The first call tells whether the kernel has it; nothing was counted then. */
+		if (w->pagemap_scan || (ret != -ENOTTY && ret != -EINVAL)) {
+			w->pagemap_scan = 1;
+			return ret;
+		}
+		w->pagemap_scan = -1;
+	}
+	return mmkit__pagemap_walk(w->pagemap_fd, p->start, p->end, count_run, w);
 }
 
 static void add_part(struct walk *w, size_t *n, uint64_t start, uint64_t end, const char *name)
@@ -224,7 +271,7 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma)
 {
 	size_t n = 0, i;
-	int ret = 0;
+	int ret = 0, done;
 
 	if (w->nnames && (!v->path_len || mmkit__vma_anon_shmem(v)))
 		n = split(w, v);
@@ -235,8 +282,16 @@ static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma
 		vma->name = w->parts[0].name;
 	if (n <= 1)
 		return emit(w, v, vma);
-	for (i = 0; i < n && !w->pagemap_failed; i++)
-		w->pagemap_failed = pagemap_count(w, &w->parts[i]) != 0;
+	w->want_present = vma->v[V_RSS] / sys_page_size();
+	w->want_swapped = vma->v[V_SWAP] / sys_page_size();
+	w->found_present = w->found_swapped = 0;
+	/* Parts after the VMA's last resident or swapped page are not read. */
+	for (i = 0, done = all_found(w); i < n && !done && !w->pagemap_failed; i++) {
+		ret = pagemap_count(w, &w->parts[i]);
+		w->pagemap_failed = ret < 0;
+		done = ret > 0;
+	}
+	ret = 0;
 	for (i = 0; i < n && w->pagemap_failed; i++)
 		w->parts[i].v[V_PRESENT] = w->parts[i].v[V_SWAPPED] = 0;
 	share(w->parts, n, vma->v[V_RSS], V_PRESENT, V_RSS);

@@ -233,19 +233,57 @@ int secret__release(void *addr, size_t len)
 	return secret__unmap(addr, len);
 }
 
+#define ROTL(x, b)	((uint64_t)((x) << (b)) | ((x) >> (64 - (b))))
+
+#define SIPROUND(v0, v1, v2, v3) do {					\
+	v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);	\
+	v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;				\
+	v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;				\
+	v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);	\
+} while (0)
+
 /*
- * The canary bytes of a slot come from a per-process random key and the
- * slot's address, so they cannot be guessed; no byte is zero, so an
- * off-by-one string terminator is caught too.  An 8-byte pattern repeats
- * over the canary, written and compared a word at a time.
+ * SipHash-2-4 (Aumasson and Bernstein, 2012) of one 8-byte message, the
+ * little-endian bytes of @m: a keyed pseudo-random function, so outputs
+ * for other messages say nothing about the key or each other.
+ */
+uint64_t secret__siphash24(const uint64_t key[2], uint64_t m)
+{
+	uint64_t v0 = key[0] ^ 0x736f6d6570736575ULL;
+	uint64_t v1 = key[1] ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = key[0] ^ 0x6c7967656e657261ULL;
+	uint64_t v3 = key[1] ^ 0x7465646279746573ULL;
+	/* The last block: no bytes left, the message length (8) in the top byte. */
+	const uint64_t last = (uint64_t)8 << 56;
+
+	v3 ^= m;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= m;
+	v3 ^= last;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= last;
+	v2 ^= 0xff;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/*
+ * The canary bytes of a slot are SipHash-2-4 of the slot's address under
+ * a per-process 128-bit random key: one canary read through a leak says
+ * nothing about another's (an unkeyed mix of key and address could be run
+ * backwards to the key).  No byte is zero, so an off-by-one string
+ * terminator is caught too.  An 8-byte pattern repeats over the canary,
+ * written and compared a word at a time.
  */
 static uint64_t canary_pattern(const void *owner)
 {
-	uint64_t x = S.canary_key ^ (uintptr_t)owner;
-
-	x *= 0x9e3779b97f4a7c15ULL;
 	/* The low bit of every byte set: 56 random bits, no zero byte. */
-	return (x ^ (x >> 29)) | 0x0101010101010101ULL;
+	return secret__siphash24(S.canary_key, (uintptr_t)owner) | 0x0101010101010101ULL;
 }
 
 void secret__canary_fill(unsigned char *at, size_t len, const void *owner)
@@ -276,6 +314,18 @@ void secret__die(const void *p, const char *what)
 	int n;
 
 	n = snprintf(msg, sizeof(msg), "mmkit: mmkit_secret_free(%p): %s; aborting\n", p, what);
+	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
+	abort();
+}
+
+void secret__corrupt(const void *where, const char *what)
+{
+	char msg[256];
+	int n;
+
+	n = snprintf(msg, sizeof(msg),
+		     "mmkit: secret memory: the bookkeeping of the memory at %p is damaged (%s); aborting\n",
+		     where, what);
 	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
 	abort();
 }

@@ -201,6 +201,20 @@ static void chunk_unassign(struct chunk *c)
 	c->state = secret__release(c->data, S.chunk_len) ? CHUNK_LOST : CHUNK_UNUSED;
 }
 
+/*
+ * The slot sizes and the free stack live in ordinary memory (only secrets
+ * take locked pages), where a stray write of the application can reach
+ * them, and so do the counts that index them: every number read back is
+ * checked before it is used as an index or a length.
+ */
+static void chunk_check(const struct chunk *c)
+{
+	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] ||
+	    c->nslots != (unsigned int)(S.chunk_len / c->slot) || c->bump > c->nslots ||
+	    c->nfree > c->bump || c->live > c->bump)
+		secret__corrupt(c->data, "slot counts out of range");
+}
+
 int secret__pool_alloc(void **p, size_t size)
 {
 	unsigned int k = S.class_of[(size + CANARY_MIN + SLOT_ALIGN - 1) / SLOT_ALIGN];
@@ -215,9 +229,17 @@ int secret__pool_alloc(void **p, size_t size)
 		if (ret)
 			return ret;
 	}
+	chunk_check(c);
 	if (!c->live)
 		cl->empty--;
-	idx = c->nfree ? c->free_slots[--c->nfree] : c->bump++;
+	if (c->nfree) {
+		idx = c->free_slots[--c->nfree];
+		/* Only a slot handed out before and free now can be on the stack. */
+		if (idx >= c->bump || c->sizes[idx])
+			secret__corrupt(c->data, "a freed-slot number out of range or in use");
+	} else {
+		idx = c->bump++;
+	}
 	c->live++;
 	if (!c->nfree && c->bump == c->nslots)
 		list_del(&cl->avail, c);
@@ -237,6 +259,7 @@ void secret__pool_free(struct chunk *c, char *p)
 
 	if (c->state != CHUNK_ACTIVE && c->state != CHUNK_DEAD)
 		secret__die(p, "invalid pointer: no secret was allocated there");
+	chunk_check(c);
 	if (p < c->data || off >= S.chunk_len)
 		secret__die(p, "invalid pointer: not the start of a secret");
 	idx = (unsigned int)((off * c->slot_inv) >> 32);
@@ -245,6 +268,8 @@ void secret__pool_free(struct chunk *c, char *p)
 	size = c->sizes[idx];
 	if (!size)
 		secret__die(p, "double free: this secret was already freed");
+	if (size > c->slot - CANARY_MIN)
+		secret__corrupt(c->data, "a slot size larger than its slot");
 	if (c->state == CHUNK_DEAD) {
 		/* The parent's secret, PROT_NONE here: nothing to wipe. */
 		c->sizes[idx] = 0;
@@ -258,6 +283,9 @@ void secret__pool_free(struct chunk *c, char *p)
 	if (!secret__canary_ok((unsigned char *)p + size, c->slot - size, p))
 		secret__die(p, "damaged canary: something wrote past the end of this secret");
 	explicit_bzero(p, c->slot);
+	/* A live slot is not on the free stack: there is room for it. */
+	if (c->nfree >= c->bump)
+		secret__corrupt(c->data, "slot counts out of range");
 	was_full = !c->nfree && c->bump == c->nslots;
 	c->sizes[idx] = 0;
 	c->free_slots[c->nfree++] = (uint16_t)idx;

@@ -174,6 +174,9 @@ void secret__span_free(struct span *sp)
 	char *end = data + sp->pages * S.page;
 	size_t head = (size_t)(sp->user - data);
 
+	/* The span record is ordinary memory: its numbers are checked before use. */
+	if (sp->user < data || sp->user >= end || sp->size > (size_t)(end - sp->user))
+		secret__corrupt(sp->base, "a span's secret outside its pages");
 	table_remove(sp);
 	if (sp->dead) {
 		span_destroy(sp);

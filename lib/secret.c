@@ -244,6 +244,8 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 void mmkit__probe_secret(struct mmkit_feature *f)
 {
 	struct mmkit_memlock m = { 0 };
+	enum secret_backend backend;
+	char reason[sizeof(S.reason)];
 	int ret = ensure_init();
 
 	if (ret) {
@@ -252,15 +254,20 @@ void mmkit__probe_secret(struct mmkit_feature *f)
 		return;
 	}
 	mmkit_memlock_check(NULL, 0, &m);
-	if (S.backend == BACKEND_SECRETMEM && (m.exempt || m.limit == MMKIT_MEMLOCK_UNLIMITED))
+	/* Another thread's allocation may fall back and rewrite both meanwhile. */
+	pthread_mutex_lock(&S.lock);
+	backend = S.backend;
+	memcpy(reason, S.reason, sizeof(reason));
+	pthread_mutex_unlock(&S.lock);
+	if (backend == BACKEND_SECRETMEM && (m.exempt || m.limit == MMKIT_MEMLOCK_UNLIMITED))
 		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "memfd_secret",
-				   "%s; RLIMIT_MEMLOCK does not apply (%s)", S.reason,
+				   "%s; RLIMIT_MEMLOCK does not apply (%s)", reason,
 				   m.exempt ? "CAP_IPC_LOCK" : "unlimited");
-	else if (S.backend == BACKEND_SECRETMEM)
+	else if (backend == BACKEND_SECRETMEM)
 		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "memfd_secret",
-				   "%s; RLIMIT_MEMLOCK %llu KiB bounds it", S.reason, m.limit / 1024);
-	else if (S.backend == BACKEND_MLOCK)
-		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "mlock", "%s", S.reason);
+				   "%s; RLIMIT_MEMLOCK %llu KiB bounds it", reason, m.limit / 1024);
+	else if (backend == BACKEND_MLOCK)
+		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "mlock", "%s", reason);
 	else
-		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", S.reason);
+		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", reason);
 }

@@ -86,7 +86,7 @@ struct secret_state {
 	char reason[MMKIT_REASON_MAX];
 	char last_error[MMKIT_REASON_MAX];
 	int noticed;
-	uint64_t canary_key;
+	uint64_t canary_key[2];		/* SipHash key of the canaries */
 	size_t page;
 	size_t stride;
 	unsigned int stride_shift;
@@ -131,10 +131,14 @@ int secret__map(void *addr, size_t len, int *lost);
 int secret__release(void *addr, size_t len);
 /* Turns [addr, addr + len) back into a guard reservation, atomically. */
 int secret__unmap(void *addr, size_t len);
+/* SipHash-2-4 of the 8 little-endian bytes of @m under @key. */
+uint64_t secret__siphash24(const uint64_t key[2], uint64_t m);
 void secret__canary_fill(unsigned char *at, size_t len, const void *owner);
 int secret__canary_ok(const unsigned char *at, size_t len, const void *owner);
 /* Reports a bad free of @p and aborts. */
 void __attribute__((noreturn)) secret__die(const void *p, const char *what);
+/* Reports bookkeeping found damaged (a stray write of the application) and aborts. */
+void __attribute__((noreturn)) secret__corrupt(const void *where, const char *what);
 
 /* secret-pool.c */
 /* Computes the size classes' tables; S.page must be set. */

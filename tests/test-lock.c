@@ -4,8 +4,13 @@
  * runs before them.  The check must agree with the kernel's own decision,
  * so the unprivileged cases compare it with raw mlock2()/mlockall() calls
  * (through syscall(2): sanitizer runtimes turn the libc mlock family into no-ops).
+ * Root in a child user namespace is limited like anyone; 20,000 VMAs in the
+ * way of the check cost little.
  */
+#include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -185,9 +190,87 @@ static void lockall_current_exempt(void *arg)
 	_exit(0);
 }
 
+/* Exit status of a child that found no user namespace to enter. */
+#define NO_USERNS	3
+
+/*
+ * Root with CAP_IPC_LOCK in a new user namespace: the kernel's capable()
+ * asks the initial namespace, so the limit applies, and mmkit must say so.
+ */
+static void userns_limited(void *arg)
+{
+	char *p = map_anon(4 * MIB);
+	struct mmkit_memlock m;
+	int fd;
+
+	(void)arg;
+	set_memlock_limit(1 * MIB);
+	if (unshare(CLONE_NEWUSER)) {
+		printf("    (unshare(CLONE_NEWUSER): %s)\n", strerror(errno));
+		fflush(stdout);
+		_exit(NO_USERNS);
+	}
+	/* uid 0 inside is root outside: only the namespace differs from the root case. */
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	T_ASSERT(fd >= 0);
+	T_EQ(write(fd, "0 0 1\n", 6), 6);
+	close(fd);
+	T_EQ(geteuid(), 0);
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	T_EQ(m.exempt, 0);
+	T_EQ(mmkit_memlock_check(p, 2 * MIB, &m), -ENOMEM);
+	T_EQ(mmkit_lock(p, 2 * MIB, MMKIT_LOCK_ONFAULT), -ENOMEM);
+	T_EQ(raw_mlock2_onfault(p, 2 * MIB), -ENOMEM);
+	T_EQ(mmkit_lock(p, 512 * KIB, MMKIT_LOCK_ONFAULT), 0);
+	fflush(stdout);
+	_exit(0);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define MANY_VMAS	20000
+
+/*
+ * An over-limit check of a range of 20,000 VMAs reads all of their smaps
+ * to find the pages already locked; it must cost about one read of it.
+ */
+static void many_vmas(void *arg)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = MANY_VMAS * page, i;
+	char *p = map_anon(len);
+	struct mmkit_memlock m;
+	double t;
+
+	(void)arg;
+	/* Every other page read-only: neighbours never merge. */
+	for (i = 1; i < MANY_VMAS; i += 2)
+		T_EQ(mprotect(p + i * page, page, PROT_READ), 0);
+	set_memlock_limit(1 * MIB);
+	t_become_nobody();
+	T_EQ(mmkit_lock(p + 2 * page, 2 * page, MMKIT_LOCK_ONFAULT), 0);
+	T_EQ(mmkit_lock(p + (MANY_VMAS - 2) * page, page, MMKIT_LOCK_ONFAULT), 0);
+	t = now();
+	T_EQ(mmkit_memlock_check(p, len, &m), -ENOMEM);
+	t = now() - t;
+	printf("    mmkit_memlock_check over %d VMAs: %.3f s\n", MANY_VMAS, t);
+	/* Found all three locked pages, the last near the end of the range. */
+	T_EQ(m.needed, len - 3 * page);
+	if (t >= 2.0)
+		T_FAIL("mmkit_memlock_check over %d VMAs took %.3f s", MANY_VMAS, t);
+	fflush(stdout);
+	_exit(0);
+}
+
 int main(void)
 {
 	struct mmkit_memlock m;
+	int status;
 
 	test_bad_input();
 	if (!t_is_root())
@@ -204,5 +287,12 @@ int main(void)
 	T_CHILD_OK(t_in_child(lockall_future_unprivileged, NULL));
 	T_CASE("root: lockall(CURRENT|ONFAULT)");
 	T_CHILD_OK(t_in_child(lockall_current_exempt, NULL));
+	T_CASE("unprivileged: an over-limit check across 20,000 VMAs takes < 2 s");
+	T_CHILD_OK(t_in_child(many_vmas, NULL));
+	T_CASE("root in a child user namespace: not exempt, limited as the kernel does");
+	status = t_in_child(userns_limited, NULL);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == NO_USERNS)
+		T_SKIP("no user namespace could be made: the namespace case is not checked");
+	T_CHILD_OK(status);
 	return T_EXIT_PASS;
 }

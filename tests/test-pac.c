@@ -4,8 +4,10 @@
  * without address authentication every call must say -EOPNOTSUPP.  With
  * it (arm64, run under QEMU by the kernel tier), disabling APIAKEY must
  * make PACIA1716 leave a pointer unsigned, fork must inherit the keys and
- * exec must reset them.
+ * exec must reset them; the keys are per thread: one thread disabling a key
+ * leaves the others' alone.
  */
+#include <pthread.h>
 #include <sys/auxv.h>
 
 #include "harness.h"
@@ -53,6 +55,36 @@ static void child_inherits(void *arg)
 	T_ASSERT(!ia_signs());
 }
 
+/* A thread of its own disables APIAKEY: its keys change, no one else's. */
+static void *thread_disables_ia(void *arg)
+{
+	unsigned long keys;
+
+	(void)arg;
+	if (mmkit_pac_set_enabled_keys(MMKIT_PAC_APIAKEY, 0) ||
+	    mmkit_pac_get_enabled_keys(&keys) || keys != (MMKIT_PAC_ALL_KEYS & ~MMKIT_PAC_APIAKEY))
+		return "the thread's own keys did not change";
+	if (ia_signs())
+		return "the thread still signs with APIAKEY";
+	return NULL;
+}
+
+static void test_per_thread(void)
+{
+	unsigned long keys;
+	pthread_t t;
+	void *why;
+
+	T_CASE("keys are per thread: a thread disabling APIAKEY leaves the others' keys");
+	T_EQ(pthread_create(&t, NULL, thread_disables_ia, NULL), 0);
+	T_EQ(pthread_join(t, &why), 0);
+	if (why)
+		T_FAIL("%s", (const char *)why);
+	T_EQ(mmkit_pac_get_enabled_keys(&keys), 0);
+	T_EQ(keys, MMKIT_PAC_ALL_KEYS);
+	T_ASSERT(ia_signs());
+}
+
 static void test_keys(const char *self)
 {
 	unsigned long keys;
@@ -62,6 +94,7 @@ static void test_keys(const char *self)
 	T_EQ(mmkit_pac_get_enabled_keys(&keys), 0);
 	T_EQ(keys, MMKIT_PAC_ALL_KEYS);
 	T_ASSERT(ia_signs());
+	test_per_thread();
 
 	T_CASE("disabling APIAKEY leaves pointers unsigned");
 	T_EQ(mmkit_pac_set_enabled_keys(MMKIT_PAC_APIAKEY, 0), 0);

@@ -3,16 +3,19 @@
  * mmkit_regions(): kinds and names as /proc/PID/smaps has them, mappings
  * split where names begin and end, with exact sizes and the Rss, Pss,
  * Private_Dirty and Locked of the touched pages; other processes, bad
- * arguments, and a registry written by a process that cannot be trusted.
+ * arguments, and a registry written by a process that cannot be trusted;
+ * a huge sparse mapping named in parts costs what is resident, not its size.
  */
 #include <fcntl.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "harness.h"
 #include "names-registry.h"
 #include "mmkit.h"
+#include "procfs.h"
 
 static size_t page;
 static int registry;	/* 1 when names go to the registry (no CONFIG_ANON_VMA_NAME) */
@@ -295,6 +298,105 @@ static void test_other_process(void)
 	unmap_guarded(p, 8);
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int ignore_run(uint64_t start, uint64_t end, enum mmkit__page_state state, void *arg)
+{
+	(void)start, (void)end, (void)state, (void)arg;
+	return 0;
+}
+
+/* 1 if the kernel has PAGEMAP_SCAN (6.7+), which skips what is not mapped. */
+static int have_pagemap_scan(void)
+{
+	uintptr_t here = (uintptr_t)&page & ~(page - 1);
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), ret;
+
+	T_ASSERT(fd >= 0);
+	ret = mmkit__pagemap_scan(fd, here, here + page, ignore_run, NULL);
+	close(fd);
+	return ret != -ENOTTY && ret != -EINVAL;
+}
+
+/* A MAP_NORESERVE reservation of 8 TiB, or 1 TiB where the address space is smaller. */
+static char *map_sparse(size_t *len)
+{
+	static const size_t tib = (size_t)1 << 40;
+	void *p;
+
+	*len = 8 * tib;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (p == MAP_FAILED) {
+		*len = tib;
+		p = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	}
+	if (p == MAP_FAILED)
+		T_SKIP("cannot reserve 1 TiB of address space: %s", strerror(errno));
+	return p;
+}
+
+/*
+ * Names the two halves of a sparse mapping, writes to the pages at @offs,
+ * and expects each half's Rss to be its own pages, read within @limit s.
+ */
+static void sparse_case(const char *what, const size_t *offs, size_t noffs, double limit)
+{
+	size_t len, half, i, want[2] = { 0, 0 };
+	char *p = map_sparse(&len);
+	struct collect *c;
+	double t;
+
+	half = len / 2;
+	T_EQ(mmkit_name(p, half, "sparse-a"), 0);
+	T_EQ(mmkit_name(p + half, half, "sparse-b"), 0);
+	for (i = 0; i < noffs; i++) {
+		p[offs[i] % len] = 1;
+		want[offs[i] % len >= half] += page;
+	}
+	t = now();
+	c = regions_in(0, p, len);
+	t = now() - t;
+	printf("    %s: %zu GiB in two parts read in %.3f s\n", what, len >> 30, t);
+	T_EQ(c->n, 2);
+	T_ASSERT(is_named(&c->r[0]) && !strcmp(c->r[0].name, "sparse-a"));
+	T_ASSERT(is_named(&c->r[1]) && !strcmp(c->r[1].name, "sparse-b"));
+	T_EQ(c->r[0].size, half);
+	T_EQ(c->r[1].size, half);
+	T_EQ(c->r[0].rss, want[0]);
+	T_EQ(c->r[1].rss, want[1]);
+	if (t >= limit)
+		T_FAIL("%s: %.3f s, more than %.1f s", what, t, limit);
+	T_EQ(mmkit_name(p, len, NULL), 0);
+	munmap(p, len);
+}
+
+static void test_sparse(void)
+{
+	/* Offsets are taken modulo the mapping's length: -page is its last page. */
+	const size_t start[] = { 0, 8 * page }, end[] = { (size_t)0 - page };
+
+	T_CASE("a huge sparse mapping named in two parts: Rss exact, cost what is resident");
+	sparse_case("2 pages at the start", start, 2, 1.0);
+	sparse_case("nothing resident", NULL, 0, 1.0);
+	/*
+	 * The last page of the mapping: without PAGEMAP_SCAN every pagemap
+	 * entry up to it must be read (8 bytes a page), so only the kernel's
+	 * scan can bound this by what is resident.
+	 */
+	if (have_pagemap_scan())
+		sparse_case("1 page at the very end", end, 1, 1.0);
+	else
+		printf("    (no PAGEMAP_SCAN: a page at the end of the mapping costs a full pagemap read; not timed)\n");
+}
+
 /* Layout of the registry, version 2 (lib/names.h). */
 struct reg_header {
 	uint32_t magic, version, seq, count, pause_us, reserved;
@@ -388,6 +490,7 @@ int main(void)
 	test_split();
 	test_several();
 	test_other_process();
+	test_sparse();
 	if (registry)
 		test_hostile();
 	return T_EXIT_PASS;

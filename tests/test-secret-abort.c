@@ -2,8 +2,10 @@
 /*
  * Secret memory, misuse: one byte past a page-granular secret faults on
  * the guard page; a damaged canary, a double free and a pointer that was
- * never handed out abort at free with a message naming the problem.  Each
- * misuse happens in a child whose stderr is kept; both backends.
+ * never handed out abort at free with a message naming the problem; so do
+ * slot numbers and sizes of the bookkeeping (ordinary memory) damaged by a
+ * stray write.  Each misuse happens in a child whose stderr is kept; both
+ * backends.
  */
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -11,6 +13,7 @@
 #include "harness.h"
 #include "secret-backends.h"
 #include "mmkit.h"
+#include "secret.h"
 
 struct outcome {
 	int status;
@@ -173,11 +176,71 @@ static void test_bad_frees(void)
 	expect_abort(free_never_allocated, NULL, "invalid pointer");
 }
 
+/* A stray write puts a slot number past the chunk on its free stack. */
+static void bad_free_slot(void *arg)
+{
+	char *p = secret(32, 0), *q = secret(32, 0);
+	struct chunk *c = secret__chunk_of(p);
+
+	(void)arg;
+	mmkit_secret_free(q);
+	T_ASSERT(c && c->nfree == 1);
+	c->free_slots[0] = 0xffff;
+	/* Would be handed out 3 MiB past the chunk, its canary written there. */
+	q = secret(32, 0);
+	printf("handed out %p, chunk at %p\n", (void *)q, (void *)c->data);
+}
+
+/* A stray write makes a live slot's recorded size larger than the slot. */
+static void bad_slot_size(void *arg)
+{
+	char *p = secret(32, 0);
+	struct chunk *c = secret__chunk_of(p);
+
+	(void)arg;
+	T_ASSERT(c && c->sizes[0] == 32);
+	c->sizes[0] = 0xffff;
+	mmkit_secret_free(p);
+}
+
+/* A stray write makes a slot count index past the free stack. */
+static void bad_slot_count(void *arg)
+{
+	char *p = secret(32, 0);
+	struct chunk *c = secret__chunk_of(p);
+
+	(void)arg;
+	c->nfree = 0x10000;
+	secret(32, 0);
+}
+
+/* A stray write makes a span's recorded size reach past its pages. */
+static void bad_span_size(void *arg)
+{
+	char *p = secret(6000, 0);
+	struct span *sp = secret__span_find(p);
+
+	(void)arg;
+	T_ASSERT(sp && sp->size == 6000);
+	sp->size = (size_t)1 << 40;
+	mmkit_secret_free(p);
+}
+
+static void test_damaged_bookkeeping(void)
+{
+	T_CASE("slot numbers, counts and sizes read back are checked: damage aborts");
+	expect_abort(bad_free_slot, NULL, "bookkeeping");
+	expect_abort(bad_slot_size, NULL, "bookkeeping");
+	expect_abort(bad_slot_count, NULL, "bookkeeping");
+	expect_abort(bad_span_size, NULL, "bookkeeping");
+}
+
 static void suite(void)
 {
 	test_guard_pages();
 	test_canaries();
 	test_bad_frees();
+	test_damaged_bookkeeping();
 }
 
 int main(void)

@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "secret-backends.h"
+#include "feature.h"
 #include "mmkit.h"
 
 #define KIB	1024UL
@@ -421,11 +422,34 @@ static void refused_at_start(void *arg)
 	fflush(NULL);
 }
 
+static int probing_stop;		/* read and written atomically */
+
+/*
+ * Probes while the main thread falls back: each answer must be one state,
+ * the backend and its reason read together (under the allocator's lock).
+ */
+static void *probe_while_falling_back(void *arg)
+{
+	struct mmkit_feature f, *s = &f;
+
+	(void)arg;
+	/* mmkit_probe() probes once per process: the secret probe itself, again and again. */
+	while (!__atomic_load_n(&probing_stop, __ATOMIC_ACQUIRE)) {
+		memset(&f, 0, sizeof(f));
+		mmkit__probe_secret(&f);
+		if (s->status == MMKIT_STATUS_NATIVE ? strstr(s->reason, "refused") != NULL :
+		    !strstr(s->reason, "refused after working"))
+			return "probe: the backend and its reason disagree";
+	}
+	return NULL;
+}
+
 static void refused_later(void *arg)
 {
 	struct mmkit_secret_stats st;
 	unsigned char *old, *fresh;
-	void *q;
+	pthread_t prober;
+	void *q, *why;
 
 	T_CASE(arg ? "memfd_secret refused later, fallback forbidden: -ENOSYS, old secrets fine"
 		   : "memfd_secret refused later (EPERM): falls back once, for good; old secrets fine");
@@ -435,6 +459,9 @@ static void refused_later(void *arg)
 	memset(old, 7, 32);
 	T_EQ(mmkit_secret_stats(&st), 0);
 	T_ASSERT(!strcmp(st.backend, "memfd_secret"));
+	__atomic_store_n(&probing_stop, 0, __ATOMIC_RELEASE);
+	T_EQ(pthread_create(&prober, NULL, probe_while_falling_back, NULL), 0);
+	/* The filter is this thread's: the prober keeps memfd_secret, and never maps. */
 	refuse_memfd_secret(EPERM);
 	/* Another size class needs a new chunk, so a new memfd_secret. */
 	if (arg) {
@@ -450,6 +477,10 @@ static void refused_later(void *arg)
 		expect_bytes(fresh, 500, 8);
 		mmkit_secret_free(fresh);
 	}
+	__atomic_store_n(&probing_stop, 1, __ATOMIC_RELEASE);
+	T_EQ(pthread_join(prober, &why), 0);
+	if (why)
+		T_FAIL("%s", (const char *)why);
 	printf("    %s\n", st.reason);
 	T_ASSERT(strstr(st.reason, "refused after working: EPERM"));
 	expect_bytes(old, 32, 7);
