@@ -386,7 +386,7 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
  * The registries of process @pid: normally one, but two copies of libmmkit
  * (static and shared) in one process each keep theirs.
  */
-static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out,
+static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range **out,
 				 struct mmkit__names_stats *stats)
 {
 	char path[64], link[sizeof(MMKIT__REGISTRY_LINK)];
@@ -400,7 +400,8 @@ static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out,
 	size_t off, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dfd = sys_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	dfd = procfd >= 0 ? sys_openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) :
+	      sys_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
 		return dfd;
 	while (!ret && (n = sys_getdents64(dfd, buf, sizeof(buf))) > 0) {
@@ -448,7 +449,7 @@ static ssize_t registry_read_pid(pid_t pid, struct mmkit__name_range **out,
 	return ret ? ret : got;
 }
 
-ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,
+ssize_t mmkit__names_read(pid_t pid, int procfd, struct mmkit__name_range **out,
 			  struct mmkit__names_stats *stats)
 {
 	*out = NULL;
@@ -457,13 +458,13 @@ ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,
 	if (!mmkit__kernel_names())
 		return 0;
 	if (pid && pid != sys_getpid())
-		return registry_read_pid(pid, out, stats);
+		return registry_read_pid(pid, procfd, out, stats);
 	return mmkit__registry_copy(out);
 }
 
-ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out)
+ssize_t mmkit__names_get(pid_t pid, int procfd, struct mmkit__name_range **out)
 {
 	struct mmkit__names_stats stats;
 
-	return mmkit__names_read(pid, out, &stats);
+	return mmkit__names_read(pid, procfd, out, &stats);
 }

@@ -62,11 +62,13 @@ void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, u
 /*
  * names-read.c: the registry of process @pid (0: this one), a malloc'ed
  * array in *@out, sorted by start and not overlapping (NULL when empty).
- * Returns how many entries, or -errno.  Entries of another process that do
- * not obey the naming rules are left out: that process's memory is not
- * trusted.
+ * @procfd: /proc/@pid already open (-1: opened here by number), so that a
+ * caller reading other /proc files of the process reads one process even
+ * if the number is reused meanwhile.  Returns how many entries, or -errno.
+ * Entries of another process that do not obey the naming rules are left
+ * out: that process's memory is not trusted.
  */
-ssize_t mmkit__names_get(pid_t pid, struct mmkit__name_range **out);
+ssize_t mmkit__names_get(pid_t pid, int procfd, struct mmkit__name_range **out);
 
 /* What mmkit__names_read() met in another process's descriptors. */
 struct mmkit__names_stats {
@@ -76,7 +78,7 @@ struct mmkit__names_stats {
 };
 
 /* mmkit__names_get(), telling in *@stats what it met. */
-ssize_t mmkit__names_read(pid_t pid, struct mmkit__name_range **out,
+ssize_t mmkit__names_read(pid_t pid, int procfd, struct mmkit__name_range **out,
 			  struct mmkit__names_stats *stats);
 
 #endif /* MMKIT_NAMES_H */

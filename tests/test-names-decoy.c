@@ -115,7 +115,7 @@ static void reader(void *arg)
 	int found = 0;
 
 	alarm(READ_SECONDS);
-	n = mmkit__names_read(pid, &e, &stats);
+	n = mmkit__names_read(pid, -1, &e, &stats);
 	if (n < 0)
 		T_FAIL("mmkit__names_read: %s", strerror((int)-n));
 	T_EQ(n, 1);

@@ -180,7 +180,7 @@ static void reader(void *arg)
 
 	alarm(READ_SECONDS);
 	t0 = now_ms();
-	n = mmkit__names_read(s->pid, &e, &stats);
+	n = mmkit__names_read(s->pid, -1, &e, &stats);
 	ms = now_ms() - t0;
 	if (n < 0)
 		T_FAIL("mmkit__names_read: %s", strerror((int)-n));
@@ -225,7 +225,7 @@ static void reader_busy(void *arg)
 	alarm(READ_SECONDS);
 	for (i = 0; i < BUSY_READS; i++) {
 		t0 = now_ms();
-		n = mmkit__names_read(s->pid, &e, &stats);
+		n = mmkit__names_read(s->pid, -1, &e, &stats);
 		ms = now_ms() - t0;
 		worst = ms > worst ? ms : worst;
 		if (n < 0)

@@ -241,7 +241,7 @@ static void test_rename(void)
 static int registry_has(const char *name)
 {
 	struct mmkit__name_range *e;
-	ssize_t n = mmkit__names_get(0, &e), i;
+	ssize_t n = mmkit__names_get(0, -1, &e), i;
 	int found = 0;
 
 	T_ASSERT(n >= 0);
@@ -283,7 +283,7 @@ static void test_munmap(void)
 		T_EQ(munmap(r, page), 0);
 		T_EQ(mmkit_name(q, page, name), 0);
 	}
-	n = mmkit__names_get(0, &e);
+	n = mmkit__names_get(0, -1, &e);
 	free(e);
 	if (n < 0 || n > 200)
 		T_FAIL("%zd registry entries after naming 1000 ranges that were unmapped", n);
@@ -403,6 +403,13 @@ static void naming_child(void *arg)
 	p[0] = p[page] = 1;
 }
 
+static void naming_child_one(void *arg)
+{
+	char *p = arg;
+
+	T_EQ(mmkit_name(p, page, "seen-from-outside"), 0);
+}
+
 /* A child of this process names 4 pages, touches 2 and waits; another process reads it. */
 static void read_other_process(void)
 {
@@ -421,6 +428,41 @@ static void read_other_process(void)
 	unmap(p, 4 * page);
 }
 
+static void other_naming_child(void *arg)
+{
+	char *p = arg;
+
+	T_EQ(mmkit_name(p, page, "the-other-process"), 0);
+}
+
+/*
+ * The registry is read through the /proc directory the caller opened, not
+ * by number: a PID reused between mmkit_regions()'s reads cannot mix two
+ * processes.  Staged by handing one child's number with the other's
+ * directory.
+ */
+static void read_through_procfd(void)
+{
+	char *p = map_pages(1, MAP_PRIVATE), path[32];
+	struct t_child a = t_spawn_paused(naming_child_one, p);
+	struct t_child b = t_spawn_paused(other_naming_child, p);
+	struct mmkit__name_range *e = NULL;
+	ssize_t n;
+	int procfd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)b.pid);
+	procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	T_ASSERT(procfd >= 0);
+	n = mmkit__names_get(a.pid, procfd, &e);
+	T_EQ(n, 1);
+	T_ASSERT(!strcmp(e[0].name, "the-other-process"));
+	free(e);
+	close(procfd);
+	t_reap(a);
+	t_reap(b);
+	unmap(p, page);
+}
+
 static void as_nobody(void *arg)
 {
 	(void)arg;
@@ -434,6 +476,10 @@ static void test_other_process(void)
 {
 	T_CASE("another process reads the names (same user)");
 	read_other_process();
+	if (registry) {
+		T_CASE("the registry is read through the caller's /proc/PID, not by number");
+		read_through_procfd();
+	}
 	if (!t_is_root()) {
 		printf("    (not root: uid %d reading uid %d not tried)\n", T_NOBODY, T_NOBODY);
 		return;
