@@ -33,6 +33,7 @@
  * 2 for bad usage or a PID that is not a positive number.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,10 +63,69 @@ struct group {
 	unsigned long long v[NVALUES];	/* bytes */
 };
 
+/*
+ * The groups, and an index of them by (kind, name): open addressing, each
+ * slot a group's number + 1 (0: empty), at most half full, so that a
+ * process with 60,000 names is grouped in linear time.
+ */
 struct report {
 	struct group *g;
 	size_t n, cap;
+	size_t *index;
+	size_t index_cap;	/* a power of two */
 };
+
+/* FNV-1a over the kind and the name. */
+static size_t group_hash(enum mmkit_region_kind kind, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)kind;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
+	return (size_t)h;
+}
+
+/* The slot of (kind, name) in the index: its group's, or the empty one it would take. */
+static size_t group_slot(const struct report *rep, enum mmkit_region_kind kind, const char *name)
+{
+	size_t mask = rep->index_cap - 1, i = group_hash(kind, name) & mask;
+	const struct group *g;
+
+	for (; rep->index[i]; i = (i + 1) & mask) {
+		g = &rep->g[rep->index[i] - 1];
+		if (g->kind == kind && !strcmp(g->name, name))
+			break;
+	}
+	return i;
+}
+
+/* Makes room for one more group in the array and the index. */
+static int report_grow(struct report *rep)
+{
+	size_t cap, i, *index;
+	struct group *bigger;
+
+	if (rep->n == rep->cap) {
+		cap = rep->cap ? rep->cap * 2 : 64;
+		bigger = reallocarray(rep->g, cap, sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		rep->g = bigger;
+		rep->cap = cap;
+	}
+	if (2 * (rep->n + 1) <= rep->index_cap)
+		return 0;
+	cap = rep->index_cap ? rep->index_cap * 2 : 128;
+	index = calloc(cap, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	free(rep->index);
+	rep->index = index;
+	rep->index_cap = cap;
+	for (i = 0; i < rep->n; i++)
+		rep->index[group_slot(rep, rep->g[i].kind, rep->g[i].name)] = i + 1;
+	return 0;
+}
 
 /* The name a region is reported under. */
 static char *display_name(const struct mmkit_region *r)
@@ -92,31 +152,26 @@ static char *display_name(const struct mmkit_region *r)
 static int add_region(const struct mmkit_region *r, void *arg)
 {
 	struct report *rep = arg;
-	struct group *g = NULL, *bigger;
 	char *name = display_name(r);
-	size_t i;
+	struct group *g;
+	size_t slot;
 
 	if (!name)
 		return -ENOMEM;
-	for (i = 0; i < rep->n && !g; i++)
-		if (rep->g[i].kind == r->kind && !strcmp(rep->g[i].name, name))
-			g = &rep->g[i];
-	if (g) {
+	slot = rep->index_cap ? group_slot(rep, r->kind, name) : 0;
+	if (rep->index_cap && rep->index[slot]) {
+		g = &rep->g[rep->index[slot] - 1];
 		free(name);
 	} else {
-		if (rep->n == rep->cap) {
-			bigger = reallocarray(rep->g, rep->cap ? rep->cap * 2 : 64, sizeof(*bigger));
-			if (!bigger) {
-				free(name);
-				return -ENOMEM;
-			}
-			rep->g = bigger;
-			rep->cap = rep->cap ? rep->cap * 2 : 64;
+		if (report_grow(rep)) {
+			free(name);
+			return -ENOMEM;
 		}
 		g = &rep->g[rep->n++];
 		memset(g, 0, sizeof(*g));
 		g->name = name;
 		g->kind = r->kind;
+		rep->index[group_slot(rep, r->kind, name)] = rep->n;
 	}
 	g->mappings++;
 	g->v[SIZE] += r->size;
@@ -192,7 +247,7 @@ static void print_json(pid_t pid, const struct report *rep, const struct group *
 
 int cmd_maps(const struct cli_args *a)
 {
-	struct report rep = { NULL, 0, 0 };
+	struct report rep = { 0 };
 	struct group total;
 	pid_t pid;
 	size_t i;
@@ -214,6 +269,7 @@ int cmd_maps(const struct cli_args *a)
 		for (i = 0; i < rep.n; i++)
 			free(rep.g[i].name);
 		free(rep.g);
+		free(rep.index);
 		return CLI_EXIT_FAIL;
 	}
 	qsort(rep.g, rep.n, sizeof(*rep.g), by_rss);
@@ -231,5 +287,6 @@ int cmd_maps(const struct cli_args *a)
 	for (i = 0; i < rep.n; i++)
 		free(rep.g[i].name);
 	free(rep.g);
+	free(rep.index);
 	return CLI_EXIT_OK;
 }

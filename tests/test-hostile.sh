@@ -153,13 +153,25 @@ case_decoy() {
 	maps decoy "$group" '"[anon:decoy-real]"' 1 $((4 * page_kib)) && secrets decoy
 }
 
-case_registry() {
+# 60,000 VMAs need vm.max_map_count above that: raised (restored at exit) if need be.
+enough_vmas() {
 	have=$(sysctl -n vm.max_map_count 2>/dev/null) || { why="no vm.max_map_count"; return 77; }
 	if [ "$have" -lt 61000 ]; then
 		sysctl -q -w vm.max_map_count=262144 2>/dev/null ||
 			{ why="vm.max_map_count is $have, may not raise it"; return 77; }
 		max_map_count=$have
 	fi
+}
+
+# 60,000 names, each its own group in the report: grouping must not be quadratic.
+case_distinct() {
+	enough_vmas || return
+	start hostile-registry distinct || return
+	maps distinct "sum(g['name'].startswith('[anon:hostile-') for g in d['names']) == 60000"
+}
+
+case_registry() {
+	enough_vmas || return
 	start hostile-registry || return
 	maps registry "$group and $(echo "$group" | sed 's/a\[0\]/a[3]/')" \
 		'"[anon:hostile-even]"' 30000 $((30000 * page_kib)) '"[anon:hostile-odd]"' &&
@@ -206,7 +218,7 @@ case_longline() {
 		secrets longline 'all(p["pid"] != a[0] for p in d["processes"])' "$pid"
 }
 
-for c in names decoy registry sparse writer dead longline; do
+for c in names decoy registry distinct sparse writer dead longline; do
 	why=""
 	case_$c
 	rc=$?
