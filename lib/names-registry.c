@@ -405,7 +405,14 @@ static int registry_ready(size_t need)
 		}
 		return registry_new((need + page - 1) & ~(page - 1), NULL);
 	}
-	if (sys_fstat(reg.fd, &st) || st.st_dev != reg.dev || st.st_ino != reg.ino) {
+	/*
+	 * EBADF or another file: the application closed our descriptor and
+	 * maybe reused the number.  Any other failure leaves it ours.
+	 */
+	ret = sys_fstat(reg.fd, &st);
+	if (ret && ret != -EBADF)
+		return ret;
+	if (ret || st.st_dev != reg.dev || st.st_ino != reg.ino) {
 		ret = registry_reopen(0);
 		if (ret)
 			return ret;
