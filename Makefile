@@ -3,7 +3,12 @@
 # make                 library (shared + static), the mmkit command, tests, benchmarks
 # make run             build, then run the main job: mmkit probe
 # make check           native tests, then the same tests under ASan+UBSan;
-#                      the arm64 cross build must succeed too
+#                      the arm64 cross build must succeed too; then the
+#                      fuzz targets 10 s each, the threaded tests under
+#                      TSan and the stress test (STRESS_SECONDS, 60)
+# make fuzz            each libFuzzer target for FUZZ_SECONDS (60), with clang
+# make check-tsan      the threaded tests under ThreadSanitizer
+# make stress          the stress programs side by side for STRESS_SECONDS (60)
 # make cross-aarch64   everything, cross-compiled for arm64 (static)
 # make check-kernels   the test suite inside real kernels under QEMU
 # make install         PREFIX=/usr/local DESTDIR=
@@ -55,6 +60,8 @@ CLI_SRCS	:= $(wildcard cli/*.c)
 TEST_SRCS	:= $(wildcard tests/test-*.c)
 # Target programs tests/test-hostile.sh attacks the readers with (not tests).
 HOSTILE_SRCS	:= $(wildcard tests/hostile/hostile-*.c)
+FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz-*.c)
+STRESS_SRCS	:= $(wildcard tests/stress/stress-*.c)
 BENCH_SRCS	:= $(wildcard bench/bench-*.c)
 EXAMPLE_SRCS	:= $(wildcard examples/*.c)
 
@@ -62,10 +69,12 @@ LIB_OBJS	:= $(LIB_SRCS:%.c=$(B)/%.o)
 CLI_OBJS	:= $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS		:= $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 HOSTILES	:= $(HOSTILE_SRCS:tests/%.c=$(B)/tests/%)
+FUZZERS		:= $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%)
+STRESSORS	:= $(STRESS_SRCS:tests/stress/%.c=$(B)/stress/%)
 BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 DEPS		:= $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
-		   $(EXAMPLES:=.d) $(HOSTILES:=.d)
+		   $(EXAMPLES:=.d) $(HOSTILES:=.d) $(FUZZERS:=.d) $(STRESSORS:=.d)
 
 SHLIB		:= $(B)/libmmkit.so.$(VERSION)
 SHLIB_LINKS	:= $(B)/libmmkit.so.$(SOVERSION) $(B)/libmmkit.so
@@ -158,6 +167,17 @@ $(B)/tests/%: tests/%.c $(LIB_OBJS)
 	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) \
 		$(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
 
+# The libFuzzer targets and the stress programs look inside the library too.
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer \
+		$(DEPFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
+
+$(B)/stress/%: tests/stress/%.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Ilib -Itests $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) \
+		$(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
+
 # bench-secret is rebuilt when the peers found change (one is installed).
 $(B)/bench/bench-secret: $(B)/bench/bench-secret.peers
 
@@ -189,8 +209,43 @@ build-asan: FORCE
 	$(Q)$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= all
 
-check: all build-asan cross-aarch64
+check: all build-asan cross-aarch64 build-fuzz build-tsan $(STRESSORS)
 	tests/run-tests.sh $(B) build-asan
+	tests/fuzz/run.sh build-fuzz 10
+	tests/run-tsan.sh build-tsan $(TSAN_TESTS)
+	tests/stress/run.sh $(B) $(STRESS_SECONDS)
+
+# libFuzzer needs clang; the library is built again with its coverage.
+FUZZ_CC		?= clang
+FUZZ_SECONDS	?= 60
+FUZZ_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=all
+
+build-fuzz: FORCE
+	$(Q)$(MAKE) --no-print-directory B=build-fuzz CC=$(FUZZ_CC) \
+		CFLAGS="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" LDFLAGS="$(FUZZ_FLAGS)" \
+		BENCH_SRCS= $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/fuzz/%)
+
+fuzz: build-fuzz
+	tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# The tests that start threads, under ThreadSanitizer.  gcc warns that
+# TSan does not model atomic_thread_fence (the names registry's seqlock
+# uses them): -Wno-tsan lets it build; those reads are not checked by it.
+TSAN_TESTS	:= $(notdir $(basename $(shell grep -l pthread_create $(TEST_SRCS))))
+TSAN_FLAGS	:= -O1 -g -fsanitize=thread -Wno-tsan
+
+build-tsan: FORCE
+	$(Q)$(MAKE) --no-print-directory B=build-tsan CFLAGS="$(TSAN_FLAGS)" \
+		LDFLAGS="$(TSAN_FLAGS)" BENCH_SRCS= $(TSAN_TESTS:%=build-tsan/tests/%)
+
+check-tsan: build-tsan
+	tests/run-tsan.sh build-tsan $(TSAN_TESTS)
+
+STRESS_SECONDS	?= 60
+
+stress: $(STRESSORS)
+	tests/stress/run.sh $(B) $(STRESS_SECONDS)
 
 check-native: all
 	tests/run-tests.sh $(B)
@@ -235,10 +290,11 @@ install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 		$(DESTDIR)$(BASHCOMPDIR)/mmkit)
 
 clean:
-	rm -rf build build-asan build-aarch64 build-kernels
+	rm -rf build build-asan build-aarch64 build-kernels build-fuzz build-tsan
 
 FORCE:
-.PHONY: all run check check-native check-kernels cross-aarch64 build-asan install clean FORCE
+.PHONY: all run check check-native check-kernels cross-aarch64 build-asan install clean FORCE \
+	build-fuzz fuzz build-tsan check-tsan stress
 
 # The Debian packages, into build-deb/ (debian/README.source).
 deb:

@@ -355,14 +355,18 @@ static int registry_new(size_t size, const struct mmkit__registry_header *from)
 }
 
 /*
- * 1 if reg.fd is still the registry's memfd: a program that closes
- * descriptors it does not know (closefrom) may have reused the number.
+ * 1 if reg.fd is still the registry's memfd, 0 if not (a program that
+ * closes descriptors it does not know, closefrom, may have reused the
+ * number), -errno if fstat fails otherwise: then it is still ours.
  */
 static int registry_fd_ours(void)
 {
 	struct stat st;
+	int ret = sys_fstat(reg.fd, &st);
 
-	return !sys_fstat(reg.fd, &st) && st.st_dev == reg.dev && st.st_ino == reg.ino;
+	if (ret == -EBADF)
+		return 0;
+	return ret ? ret : st.st_dev == reg.dev && st.st_ino == reg.ino;
 }
 
 /*
@@ -373,7 +377,7 @@ static int registry_fd_ours(void)
 static int registry_reopen(void)
 {
 	struct mmkit__registry_header *old = reg.hdr;
-	int fd = reg.fd, close_old = registry_fd_ours(), ret;
+	int fd = reg.fd, close_old = registry_fd_ours() == 1, ret;
 	size_t size = reg.size;
 
 	ret = registry_new(size, old);
@@ -422,7 +426,11 @@ static int registry_ready(size_t need)
 		}
 		return registry_new((need + page - 1) & ~(page - 1), NULL);
 	}
-	if (!registry_fd_ours()) {
+	/* Closed by the application (and the number maybe reused): a new one. */
+	ret = registry_fd_ours();
+	if (ret < 0)
+		return ret;
+	if (!ret) {
 		ret = registry_reopen();
 		if (ret)
 			return ret;

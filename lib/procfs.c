@@ -69,7 +69,8 @@ int mmkit__lines_next(struct mmkit__lines *l, const char **line, const char **eo
 	ssize_t n;
 
 	for (;;) {
-		start = l->buf + l->pos;
+		/* No buffer before the first read: NULL + 0 is undefined in C. */
+		start = l->buf ? l->buf + l->pos : NULL;
 		nl = l->len > l->pos ? memchr(start, '\n', l->len - l->pos) : NULL;
 		if (nl || (l->eof && l->pos < l->len)) {
 			*line = start;
@@ -153,6 +154,10 @@ int mmkit__vma_parse(const char *line, const char *eol, struct mmkit__vma *v)
 		return -EINVAL;
 	p = parse_hex(p + 1, eol, &v->end);
 	if (!p || eol - p < 6 || *p != ' ' || p[5] != ' ')
+		return -EINVAL;
+	/* The kernel writes [r-][w-][x-][ps]: anything else is not a maps line. */
+	if ((p[1] != 'r' && p[1] != '-') || (p[2] != 'w' && p[2] != '-') ||
+	    (p[3] != 'x' && p[3] != '-') || (p[4] != 'p' && p[4] != 's'))
 		return -EINVAL;
 	memcpy(v->perms, p + 1, 4);
 	v->perms[4] = '\0';

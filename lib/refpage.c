@@ -250,7 +250,10 @@ MMKIT_EXPORT int mmkit_refpage_remap(struct mmkit_refpage *rp, void *old_addr, s
 	ret = refpage__for_each_piece(rp, old_addr, old_rounded, 0, check_piece, NULL);
 	if (ret)
 		return ret;
-	refpage__for_each_piece(rp, old_addr, old_rounded, 0, first_prot, &prot);
+	/* Its failure would leave prot PROT_NONE: a new range nobody can touch. */
+	ret = refpage__for_each_piece(rp, old_addr, old_rounded, 0, first_prot, &prot);
+	if (ret)
+		return ret;
 	ret = rp->backend->map(rp, new_rounded, prot, &dst);
 	if (ret)
 		return ret;

@@ -34,15 +34,33 @@ static void init(void)
 	S.page = sys_page_size();
 	secret__pool_init();
 	secret__choose_backend();
-	S.init_error = sys_getrandom(&S.canary_key, sizeof(S.canary_key));
-	if (!S.init_error)
-		S.init_error = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
+/*
+ * The parts of the set-up that can fail are tried again at the next call
+ * until they succeed: a passing failure (getrandom, memory for the fork
+ * handlers) must not leave the allocator unusable for the process.
+ */
 static int ensure_init(void)
 {
+	int ret = 0;
+
 	pthread_once(&S.once, init);
-	return S.init_error;
+	if (__atomic_load_n(&S.init_done, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&S.lock);
+	if (!S.init_done) {
+		if (!S.atfork_done) {
+			ret = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+			S.atfork_done = !ret;
+		}
+		if (!ret)
+			ret = sys_getrandom(&S.canary_key, sizeof(S.canary_key));
+		if (!ret)
+			__atomic_store_n(&S.init_done, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&S.lock);
+	return ret;
 }
 
 static void atfork_prepare(void)

@@ -80,7 +80,8 @@ struct span {
 struct secret_state {
 	pthread_mutex_t lock;
 	pthread_once_t once;
-	int init_error;
+	int init_done;			/* the canary key and the fork handlers are set */
+	int atfork_done;
 	enum secret_backend backend;
 	const char *required_by;	/* the variable that forbids the fallback */
 	char reason[MMKIT_REASON_MAX];

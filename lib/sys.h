@@ -74,4 +74,54 @@ void sys_yield(void);
 /* getrandom(2) of exactly @len bytes (retried on EINTR and short reads). */
 int sys_getrandom(void *buf, size_t len);
 
+/*
+ * Fault injection, for tests only (tests/test-faults.c links the objects;
+ * the libraries keep these names local).  Once armed, the @nth wrapper
+ * call of @kind from then on returns -@err instead of making its call,
+ * and the switch disarms itself.  SYS_FAULT_ANY counts every call but
+ * those that give something back (munmap, close, munlock): a failure
+ * there is no error a caller could handle, so it is injected only when
+ * asked for by its own kind, and close still closes (as Linux does).
+ * Unarmed, each wrapper pays one load and a branch predicted not taken.
+ */
+enum sys_fault_kind {
+	SYS_FAULT_ANY,
+	SYS_FAULT_MMAP,
+	SYS_FAULT_MUNMAP,
+	SYS_FAULT_MPROTECT,
+	SYS_FAULT_MADVISE,
+	SYS_FAULT_MREMAP,
+	SYS_FAULT_MLOCK,	/* mlock2, mlockall */
+	SYS_FAULT_MUNLOCK,	/* munlock, munlockall */
+	SYS_FAULT_MINCORE,
+	SYS_FAULT_PRCTL,
+	SYS_FAULT_RLIMIT,	/* getrlimit, setrlimit */
+	SYS_FAULT_CAPGET,	/* sys_has_capability() then answers 0 */
+	SYS_FAULT_FD_CREATE,	/* memfd_create, memfd_secret, userfaultfd */
+	SYS_FAULT_OPEN,		/* open, openat */
+	SYS_FAULT_CLOSE,
+	SYS_FAULT_READ,		/* read, pread, readlinkat, getdents64, process_vm_readv */
+	SYS_FAULT_WRITE,	/* write, pwrite */
+	SYS_FAULT_FTRUNCATE,
+	SYS_FAULT_FSTAT,
+	SYS_FAULT_IOCTL,
+	SYS_FAULT_ACCESS,
+	SYS_FAULT_SIGACTION,
+	SYS_FAULT_RAISE,
+	SYS_FAULT_GETRANDOM,
+	SYS_FAULT_KINDS,
+};
+
+void sys_fault_arm(enum sys_fault_kind kind, unsigned long nth, int err);
+/* Disarms; the kind of the call that failed since sys_fault_arm(), or 0 (none did). */
+enum sys_fault_kind sys_fault_disarm(void);
+/*
+ * Disarms for a while (a test touching memory whose faults the library
+ * serves): how many calls were still to come before the fault, for
+ * sys_fault_arm() to go on with; 0 if it was injected.
+ */
+unsigned long sys_fault_suspend(void);
+/* Faults injected since the process started, for the tests' reports. */
+unsigned long sys_fault_injected(void);
+
 #endif /* MMKIT_SYS_H */

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * Registry reading, as `mmkit maps` reads another process's: the input
+ * becomes one to three memfds named like the registry (the first byte says
+ * how many; the rest is cut in that many parts), and mmkit__names_get()
+ * of this process's pid finds them through /proc/PID/fd, reads each and
+ * merges them.  What comes back must be sorted, not overlapping and made
+ * of valid names, whatever the files held.
+ */
+#include <string.h>
+
+#include "mmkit.h"
+#include "names.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct mmkit__name_range *e = NULL;
+	int fds[3], nfds;
+	size_t part;
+	ssize_t n;
+
+	if (size < 1)
+		return 0;
+	nfds = 1 + data[0] % 3;
+	part = (size - 1) / (size_t)nfds;
+	for (int i = 0; i < nfds; i++)
+		fds[i] = f_memfd(MMKIT__REGISTRY_NAME, data + 1 + (size_t)i * part,
+				 i == nfds - 1 ? size - 1 - (size_t)i * part : part);
+	n = mmkit__names_get(getpid(), &e);
+	F_CHECK(n >= -4095);
+	for (ssize_t i = 0; i < n; i++) {
+		F_CHECK(e[i].start < e[i].end);
+		F_CHECK(!i || e[i - 1].end <= e[i].start);
+		F_CHECK(memchr(e[i].name, '\0', sizeof(e[i].name)));
+		F_CHECK(mmkit_name_valid(e[i].name) == 0);
+	}
+	free(e);
+	for (int i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return 0;
+}

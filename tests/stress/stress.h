@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * What the stress programs share: each runs for the seconds given as its
+ * argument, checks data as it goes and leaks at the end, prints
+ * "NAME: N iterations" and exits like a test (0, 1, 77).
+ */
+#ifndef MMKIT_STRESS_H
+#define MMKIT_STRESS_H
+
+#include <dirent.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "harness.h"
+
+static double stress_deadline;
+
+static inline double stress_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads the seconds to run from argv[1]. */
+static inline void stress_start(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 10;
+
+	if (secs <= 0)
+		T_FAIL("usage: %s SECONDS", argv[0]);
+	stress_deadline = stress_now() + secs;
+}
+
+static inline int stress_running(void)
+{
+	return stress_now() < stress_deadline;
+}
+
+static inline int stress_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		T_FAIL("opendir /proc/self/fd: %s", strerror(errno));
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* xorshift: each thread its own state. */
+static inline uint32_t stress_rand(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+#endif /* MMKIT_STRESS_H */
