@@ -64,7 +64,8 @@ void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, u
  * array in *@out, sorted by start and not overlapping (NULL when empty).
  * @procfd: /proc/@pid already open (-1: opened here by number), so that a
  * caller reading other /proc files of the process reads one process even
- * if the number is reused meanwhile.  Returns how many entries, or -errno.
+ * if the number is reused meanwhile; given, it is read through /proc even
+ * for this process (else this process's is copied under its lock).  Returns how many entries, or -errno.
  * Entries of another process that do not obey the naming rules are left
  * out: that process's memory is not trusted.
  */

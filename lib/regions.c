@@ -357,7 +357,7 @@ MMKIT_EXPORT int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg)
 	w->dirfd = sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	n = w->dirfd < 0 ? w->dirfd : mmkit__lines_open(&smaps, w->dirfd, "smaps");
 	if (n >= 0) {
-		n = mmkit__names_get(pid, w->dirfd, &w->names);
+		n = mmkit__names_get(pid, pid ? w->dirfd : -1, &w->names);
 		if (n < 0)
 			mmkit__lines_close(&smaps);
 	}

@@ -217,7 +217,7 @@ static int scenario_registry(void)
 
 	if (ret)
 		goto out;
-	n = mmkit__names_get(0, &e);
+	n = mmkit__names_get(0, -1, &e);
 	if (n >= 0) {
 		T_EQ(n, 1);
 		T_ASSERT(e[0].start == start && !strcmp(e[0].name, "mmkit-fault"));

@@ -3,10 +3,11 @@
  * Registry reading, as `mmkit maps` reads another process's: the input
  * becomes one to three memfds named like the registry (the first byte says
  * how many; the rest is cut in that many parts), and mmkit__names_get()
- * of this process's pid finds them through /proc/PID/fd, reads each and
- * merges them.  What comes back must be sorted, not overlapping and made
+ * through this process's /proc directory (as another process's is read)
+ * finds them in its fd/, reads each and merges them.  What comes back must be sorted, not overlapping and made
  * of valid names, whatever the files held.
  */
+#include <fcntl.h>
 #include <string.h>
 
 #include "mmkit.h"
@@ -16,7 +17,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mmkit__name_range *e = NULL;
-	int fds[3], nfds;
+	int fds[3], nfds, procfd;
 	size_t part;
 	ssize_t n;
 
@@ -27,7 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < nfds; i++)
 		fds[i] = f_memfd(MMKIT__REGISTRY_NAME, data + 1 + (size_t)i * part,
 				 i == nfds - 1 ? size - 1 - (size_t)i * part : part);
-	n = mmkit__names_get(getpid(), &e);
+	procfd = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	F_CHECK(procfd >= 0);
+	n = mmkit__names_get(getpid(), procfd, &e);
+	close(procfd);
 	F_CHECK(n >= -4095);
 	for (ssize_t i = 0; i < n; i++) {
 		F_CHECK(e[i].start < e[i].end);

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		writer(p, page, pipefd[1]);
 	t_wait_byte(pipefd[0]);
 	while (stress_running()) {
-		ssize_t n = mmkit__names_get(pid, &e);
+		ssize_t n = mmkit__names_get(pid, -1, &e);
 
 		if (n < 0) {
 			kill(pid, SIGKILL);
