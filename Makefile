@@ -209,11 +209,11 @@ build-asan: FORCE
 	$(Q)$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= all
 
+# Every suite on this machine; the last line adds them all up.
 check: all build-asan cross-aarch64 build-fuzz build-tsan $(STRESSORS)
-	tests/run-tests.sh $(B) build-asan
-	tests/fuzz/run.sh build-fuzz 10
-	tests/run-tsan.sh build-tsan $(TSAN_TESTS)
-	tests/stress/run.sh $(B) $(STRESS_SECONDS)
+	tests/check.sh "tests/run-tests.sh $(B) build-asan" "tests/fuzz/run.sh build-fuzz 10" \
+		"tests/run-tsan.sh build-tsan $(TSAN_TESTS)" \
+		"tests/stress/run.sh $(B) $(STRESS_SECONDS)"
 
 # libFuzzer needs clang; the library is built again with its coverage.
 FUZZ_CC		?= clang
