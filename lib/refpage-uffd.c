@@ -23,6 +23,16 @@
  * loses the registrations (the privileged UFFD_FEATURE_EVENT_FORK would be
  * needed, and blocks fork without a reader), so a pthread_atfork handler
  * opens a new userfaultfd in the child and registers the ranges again.
+ *
+ * The handler is installed with the first object and never removed.  Code
+ * that installs a handler after ours must chain to ours; removing ours
+ * would leave that chain pointing at a stale "previous" handler, and
+ * installing ours again over that handler would make each chain to the
+ * other, forever.  So it is installed again only when the default action
+ * or SIG_IGN has been put back (no handler can then chain to it), and it
+ * never records itself as the handler before it.  Faults that are not ours
+ * go to that handler, with or without objects.  It is recorded (uffd_prev)
+ * only while ours is not installed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +58,8 @@ struct uffd_slot {
 static pthread_mutex_t uffd_lock = PTHREAD_MUTEX_INITIALIZER;
 static int uffd_fd = -1;
 static unsigned int uffd_objects;
+/* The SIGBUS handler was installed once, and what it chains to. */
+static int uffd_handler_installed;
 static struct sigaction uffd_prev;
 static struct uffd_slot *uffd_blocks[BLOCKS];
 static unsigned int uffd_nslots;
@@ -295,6 +307,41 @@ static void uffd_sigbus(int sig, siginfo_t *si, void *ctx)
 	uffd_chain(sig, si, ctx);
 }
 
+static int handler_is_ours(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == uffd_sigbus;
+}
+
+/*
+ * Under uffd_lock: installs the handler the first time, and again only
+ * where no handler is installed any more (see the top).
+ */
+static int uffd_handler_install(void)
+{
+	struct sigaction sa, old;
+	int ret;
+
+	ret = sys_sigaction(SIGBUS, NULL, &old);
+	if (ret)
+		return ret;
+	if (handler_is_ours(&old))
+		return 0;
+	if (uffd_handler_installed && ((old.sa_flags & SA_SIGINFO) ||
+				       (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)))
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = uffd_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	ret = sys_sigaction(SIGBUS, &sa, &old);
+	if (ret)
+		return ret;
+	/* Ours put back by someone else since it was read: what it chains to stays. */
+	if (!handler_is_ours(&old))
+		uffd_prev = old;
+	uffd_handler_installed = 1;
+	return 0;
+}
+
 /* Under uffd_lock. */
 static int uffd_register(uintptr_t start, size_t len)
 {
@@ -347,44 +394,32 @@ static void uffd_atfork_register(void)
 					    uffd_atfork_child);
 }
 
-/* Under uffd_lock: the first object opens the userfaultfd and installs the handler. */
+/* Under uffd_lock: every object checks the handler; the first opens the userfaultfd. */
 static int uffd_get(void)
 {
-	struct sigaction sa;
 	int fd, ret;
 
-	if (uffd_objects++)
-		return 0;
-	fd = uffd_open();
-	if (fd < 0) {
-		uffd_objects--;
-		return fd;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = uffd_sigbus;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	ret = sys_sigaction(SIGBUS, &sa, &uffd_prev);
-	if (ret) {
-		sys_close(fd);
-		uffd_objects--;
+	ret = uffd_handler_install();
+	if (ret)
 		return ret;
-	}
+	if (uffd_objects)
+		goto out;
+	fd = uffd_open();
+	if (fd < 0)
+		return fd;
 	uffd_fd = fd;
+out:
+	uffd_objects++;
 	return 0;
 }
 
-/* Under uffd_lock: the last object closes it and puts the old handler back. */
+/* Under uffd_lock: the last object closes the userfaultfd; the handler stays (see the top). */
 static void uffd_put(void)
 {
-	struct sigaction cur;
 	unsigned int i;
 
 	if (--uffd_objects)
 		return;
-	/* Someone who installed a handler after us chains to ours: leave it. */
-	if (!sys_sigaction(SIGBUS, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
-	    cur.sa_sigaction == uffd_sigbus)
-		sys_sigaction(SIGBUS, &uffd_prev, NULL);
 	sys_close(uffd_fd);
 	uffd_fd = -1;
 	__atomic_store_n(&uffd_nslots, 0, __ATOMIC_RELEASE);

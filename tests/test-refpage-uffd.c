@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * The uffd backend's SIGBUS handling under hostile conditions (issue 10,
+ * defect 8): handlers of other code installed around mmkit's.  Each case
+ * runs in a forked child under alarm(2), so that a handler chain that
+ * loops (a stack overflow, or a hang) shows as that child's death, and the
+ * test fails instead of hanging.
+ */
+#include <setjmp.h>
+#include <sys/mman.h>
+
+#include "mmkit.h"
+#include "harness.h"
+
+#define CASE_SECONDS	30
+
+static size_t page;
+static const unsigned char pattern[16] = {
+	0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04,
+	0xa5, 0x5a, 0x00, 0xff, 0x10, 0x20, 0x30, 0x40,
+};
+
+static struct mmkit_refpage *create(const void *pat, size_t psz)
+{
+	struct mmkit_refpage *rp;
+	int ret = mmkit_refpage_create(&rp, pat, psz, MMKIT_REFPAGE_BACKEND_UFFD);
+
+	if (ret)
+		T_FAIL("mmkit_refpage_create: %s", strerror(-ret));
+	return rp;
+}
+
+static unsigned char *map(struct mmkit_refpage *rp, size_t len)
+{
+	void *p;
+	int ret = mmkit_refpage_map(rp, len, PROT_READ | PROT_WRITE, &p);
+
+	if (ret)
+		T_FAIL("mmkit_refpage_map: %s", strerror(-ret));
+	return p;
+}
+
+/* Maps a fresh object's range, checks its first bytes read as the pattern, frees both. */
+static void check_serves(void)
+{
+	struct mmkit_refpage *rp = create(pattern, 16);
+	unsigned char *p = map(rp, 4 * page);
+
+	T_EQ(memcmp(p + 2 * page, pattern, 16), 0);
+	T_EQ(mmkit_refpage_unmap(rp, p, 4 * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+
+/* The handler of code that ran before mmkit: it recovers from the fault. */
+static sigjmp_buf first_jmp;
+static volatile sig_atomic_t first_reached;
+
+static void first_handler(int sig)
+{
+	(void)sig;
+	first_reached = 1;
+	siglongjmp(first_jmp, 1);
+}
+
+/* The handler of code that ran after mmkit: it chains, as it must, to what it replaced. */
+static struct sigaction later_prev;
+
+static void later_handler(int sig, siginfo_t *si, void *ctx)
+{
+	if (later_prev.sa_flags & SA_SIGINFO)
+		later_prev.sa_sigaction(sig, si, ctx);
+	else if (later_prev.sa_handler != SIG_DFL && later_prev.sa_handler != SIG_IGN)
+		later_prev.sa_handler(sig);
+	else
+		_exit(3);
+}
+
+static void install(void (*handler)(int), void (*action)(int, siginfo_t *, void *),
+		    struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	if (action) {
+		sa.sa_sigaction = action;
+		sa.sa_flags = SA_SIGINFO;
+	} else {
+		sa.sa_handler = handler;
+	}
+	T_EQ(sigaction(SIGBUS, &sa, old), 0);
+}
+
+/*
+ * A SIGBUS that is not a reference-page fault (a file mapping read past
+ * the end of its file) must reach first_handler, through every handler
+ * installed since.
+ */
+static void check_foreign_sigbus_reaches_first(void)
+{
+	int fd = memfd_create("mmkit-test-sigbus", MFD_CLOEXEC);
+	volatile unsigned char *beyond;
+
+	T_ASSERT(fd >= 0);
+	T_EQ(ftruncate(fd, (off_t)page), 0);
+	beyond = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, fd, 0);
+	T_ASSERT(beyond != MAP_FAILED);
+	first_reached = 0;
+	if (!sigsetjmp(first_jmp, 1))
+		(void)beyond[page];
+	T_EQ(first_reached, 1);
+	munmap((void *)beyond, 2 * page);
+	close(fd);
+}
+
+/* Another library installs its handler while an object lives; the object goes, a new one comes. */
+static void chain_after_recreate(void *arg)
+{
+	struct mmkit_refpage *rp;
+
+	(void)arg;
+	alarm(CASE_SECONDS);
+	install(first_handler, NULL, NULL);
+	rp = create(pattern, 16);
+	install(NULL, later_handler, &later_prev);
+	mmkit_refpage_destroy(rp);
+	check_serves();
+	check_foreign_sigbus_reaches_first();
+}
+
+/*
+ * The later library leaves again and puts mmkit's handler back while no
+ * object exists: the next object must not take its own handler for the one
+ * before it.
+ */
+static void chain_not_to_itself(void *arg)
+{
+	struct mmkit_refpage *rp;
+
+	(void)arg;
+	alarm(CASE_SECONDS);
+	install(first_handler, NULL, NULL);
+	rp = create(pattern, 16);
+	install(NULL, later_handler, &later_prev);
+	mmkit_refpage_destroy(rp);
+	T_EQ(sigaction(SIGBUS, &later_prev, NULL), 0);
+	check_serves();
+	check_foreign_sigbus_reaches_first();
+}
+
+/* Someone puts the default action back: the next object installs the handler again. */
+static void default_put_back(void *arg)
+{
+	struct sigaction dfl;
+
+	(void)arg;
+	alarm(CASE_SECONDS);
+	check_serves();
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	T_EQ(sigaction(SIGBUS, &dfl, NULL), 0);
+	check_serves();
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void *);
+} cases[] = {
+	{ "a handler installed later, then destroy and create: no loop", chain_after_recreate },
+	{ "mmkit's handler put back, then create: it does not chain to itself", chain_not_to_itself },
+	{ "the default action put back: the next object installs the handler again",
+	  default_put_back },
+};
+
+int main(void)
+{
+	char why[MMKIT_REASON_MAX];
+	size_t i;
+
+	if (mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_UFFD, why, sizeof(why)))
+		T_SKIP("backend uffd unavailable: %s", why);
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		T_CASE(cases[i].name);
+		T_CHILD_OK(t_in_child(cases[i].fn, NULL));
+	}
+	return T_EXIT_PASS;
+}
