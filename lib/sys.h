@@ -63,6 +63,9 @@ int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* Sends @sig to the calling thread. */
 int sys_raise(int sig);
 
+/* Gives the CPU to another thread (sched_yield(2)). */
+void sys_yield(void);
+
 /* getrandom(2) of exactly @len bytes (retried on EINTR and short reads). */
 int sys_getrandom(void *buf, size_t len);
 

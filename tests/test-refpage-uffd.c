@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * The uffd backend's SIGBUS handling under hostile conditions (issue 10,
- * defect 8): handlers of other code installed around mmkit's.  Each case
- * runs in a forked child under alarm(2), so that a handler chain that
- * loops (a stack overflow, or a hang) shows as that child's death, and the
- * test fails instead of hanging.
+ * defect 8): handlers of other code installed around mmkit's, and objects
+ * destroyed and created while other threads' faults are being served.
+ * Each case runs in a forked child under alarm(2), so that a handler chain
+ * that loops (a stack overflow, or a hang) or a handler reading freed
+ * memory shows as that child's death, and the test fails instead of
+ * hanging.
  */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdint.h>
+#include <time.h>
 #include <sys/mman.h>
 
 #include "mmkit.h"
 #include "harness.h"
 
 #define CASE_SECONDS	30
+#define STRESS_SECONDS	2
+#define STRESS_THREADS	3
+#define STRESS_PAGES	16
 
 static size_t page;
 static const unsigned char pattern[16] = {
@@ -161,6 +169,111 @@ static void default_put_back(void *arg)
 	check_serves();
 }
 
+/*
+ * Stress: STRESS_THREADS threads fault on the pages of the current range
+ * (MADV_DONTNEED, then a read) while the main thread destroys the range's
+ * object under them, then creates the next one, each with its own pattern
+ * byte.  A read must give that byte, or 0 once the object is gone.  A
+ * reader announces the cycle it reads in (reading[]) before it touches
+ * that cycle's range, and the main thread unmaps a range only when no
+ * reader is in its cycle any more.
+ */
+struct stress {
+	unsigned char *_Atomic range[2];	/* of cycle c at c % 2 */
+	_Atomic unsigned long cycle;		/* the current one; 0: stop */
+	_Atomic unsigned long reading[STRESS_THREADS];
+	_Atomic unsigned long reads;
+	_Atomic int bad;
+};
+
+static struct stress stress;
+
+static unsigned char cycle_byte(unsigned long cycle)
+{
+	return (unsigned char)(1 + cycle % 251);
+}
+
+static void *stress_reader(void *arg)
+{
+	unsigned int id = (unsigned int)(uintptr_t)arg, seed = id + 1;
+	unsigned long cycle;
+	unsigned char *p, c;
+	size_t pg;
+
+	for (;;) {
+		cycle = stress.cycle;
+		if (!cycle)
+			return NULL;
+		stress.reading[id] = cycle;
+		/* The announcement is seen before the range is touched, or the range is not this one. */
+		if (stress.cycle != cycle) {
+			stress.reading[id] = 0;
+			continue;
+		}
+		p = stress.range[cycle % 2];
+		pg = (size_t)rand_r(&seed) % STRESS_PAGES;
+		madvise(p + pg * page, page, MADV_DONTNEED);
+		c = ((volatile unsigned char *)p)[pg * page + pg];
+		if (c != cycle_byte(cycle) && c)
+			stress.bad = 1;
+		stress.reading[id] = 0;
+		stress.reads++;
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void destroy_under_faults(void *arg)
+{
+	pthread_t th[STRESS_THREADS];
+	struct mmkit_refpage *rp;
+	unsigned long cycle = 1, reads;
+	unsigned char byte, *p;
+	double end;
+	int t;
+
+	(void)arg;
+	alarm(CASE_SECONDS);
+	byte = cycle_byte(cycle);
+	rp = create(&byte, 1);
+	stress.range[cycle % 2] = map(rp, STRESS_PAGES * page);
+	stress.cycle = cycle;
+	for (t = 0; t < STRESS_THREADS; t++)
+		T_EQ(pthread_create(&th[t], NULL, stress_reader, (void *)(uintptr_t)t), 0);
+	end = now() + STRESS_SECONDS;
+	do {
+		/* Let the readers fault in this range, then pull the object from under them. */
+		reads = stress.reads;
+		while (stress.reads < reads + STRESS_THREADS && !stress.bad)
+			usleep(50);
+		mmkit_refpage_destroy(rp);
+		p = stress.range[cycle % 2];
+		byte = cycle_byte(++cycle);
+		rp = create(&byte, 1);
+		stress.range[cycle % 2] = map(rp, STRESS_PAGES * page);
+		stress.cycle = cycle;
+		for (t = 0; t < STRESS_THREADS; t++)
+			while (stress.reading[t] == cycle - 1)
+				usleep(50);
+		T_EQ(munmap(p, STRESS_PAGES * page), 0);
+	} while (now() < end && !stress.bad);
+	stress.cycle = 0;
+	for (t = 0; t < STRESS_THREADS; t++)
+		T_EQ(pthread_join(th[t], NULL), 0);
+	T_EQ(stress.bad, 0);
+	T_EQ(mmkit_refpage_unmap(rp, stress.range[cycle % 2], STRESS_PAGES * page), 0);
+	mmkit_refpage_destroy(rp);
+	printf("    %lu objects destroyed under %lu faulting reads\n", cycle - 1,
+	       (unsigned long)stress.reads);
+	fflush(stdout);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void *);
@@ -169,6 +282,7 @@ static const struct {
 	{ "mmkit's handler put back, then create: it does not chain to itself", chain_not_to_itself },
 	{ "the default action put back: the next object installs the handler again",
 	  default_put_back },
+	{ "objects destroyed and created while other threads fault", destroy_under_faults },
 };
 
 int main(void)
