@@ -53,6 +53,11 @@
  *   with no change to the table in between (uffd_table_gen) is not ours.
  *   The generation matters: the same address may fault again much later,
  *   in a range mapped there since, and meet the next such race.
+ *
+ * A thread that blocks SIGBUS cannot take the signal: the kernel forces
+ * the default action and the process dies on its first untouched page.
+ * map and attach (hence remap) refuse such a caller (-EINVAL); other
+ * threads' masks cannot be seen from here, and mmkit_refpage(3) says so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -577,11 +582,16 @@ static void uffd_destroy(struct mmkit_refpage *rp)
 	sys_munmap(rp->batch_src, BATCH_MAX * sys_page_size());
 }
 
-/* Registers [addr, addr + len) and remembers it, under uffd_lock. */
+/*
+ * Registers [addr, addr + len) and remembers it, under uffd_lock.  A
+ * caller that blocks SIGBUS would die on its first untouched page: -EINVAL.
+ */
 static int uffd_track(struct mmkit_refpage *rp, void *addr, size_t len)
 {
-	int ret;
+	int ret = sys_signal_blocked(SIGBUS);
 
+	if (ret)
+		return ret > 0 ? -EINVAL : ret;
 	pthread_mutex_lock(&uffd_lock);
 	ret = uffd_register((uintptr_t)addr, len);
 	if (!ret)

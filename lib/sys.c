@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <signal.h>
@@ -272,6 +273,17 @@ int sys_raise(int sig)
 {
 	SAVE_ERRNO;
 	return RESULT(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig));
+}
+
+int sys_signal_blocked(int sig)
+{
+	sigset_t set;
+	/* pthread_sigmask() returns an error number and leaves errno alone. */
+	int err = pthread_sigmask(SIG_BLOCK, NULL, &set);
+
+	if (err)
+		return -err;
+	return sigismember(&set, sig) == 1;
 }
 
 void sys_yield(void)

@@ -62,6 +62,8 @@ struct sigaction;
 int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* Sends @sig to the calling thread. */
 int sys_raise(int sig);
+/* 1 if the calling thread blocks @sig, 0 if not, or -errno. */
+int sys_signal_blocked(int sig);
 
 /* Gives the CPU to another thread (sched_yield(2)). */
 void sys_yield(void);

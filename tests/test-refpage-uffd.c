@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * The uffd backend's SIGBUS handling under hostile conditions (issue 10,
- * defect 8): handlers of other code installed around mmkit's, and objects
- * destroyed and created while other threads' faults are being served.
- * Each case runs in a forked child under alarm(2), so that a handler chain
- * that loops (a stack overflow, or a hang) or a handler reading freed
- * memory shows as that child's death, and the test fails instead of
- * hanging.
+ * defect 8): handlers of other code installed around mmkit's, objects
+ * destroyed and created while other threads' faults are being served, and
+ * a thread that blocks SIGBUS.  Each case runs in a forked child under
+ * alarm(2), so that a handler chain that loops (a stack overflow, or a
+ * hang) or a handler reading freed memory shows as that child's death, and
+ * the test fails instead of hanging.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -274,6 +274,61 @@ static void destroy_under_faults(void *arg)
 	fflush(stdout);
 }
 
+static unsigned char *blocked_touch_p;
+
+static void blocked_touch(void *arg)
+{
+	sigset_t bus;
+
+	(void)arg;
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	pthread_sigmask(SIG_BLOCK, &bus, NULL);
+	(void)((volatile unsigned char *)blocked_touch_p)[0];
+}
+
+/*
+ * A thread that blocks SIGBUS would be killed on its first touch of a
+ * fresh page (the kernel forces the default action): map, attach and remap
+ * refuse it, and work again once SIGBUS is unblocked.  What they cannot
+ * see, a thread that blocks it later, kills the process as documented.
+ */
+static void blocked_sigbus(void *arg)
+{
+	struct mmkit_refpage *rp;
+	sigset_t bus, old;
+	unsigned char *q;
+	void *p, *moved;
+	int status;
+
+	(void)arg;
+	alarm(CASE_SECONDS);
+	q = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(q != MAP_FAILED);
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	T_EQ(pthread_sigmask(SIG_BLOCK, &bus, &old), 0);
+	rp = create(pattern, 16);
+	T_EQ(mmkit_refpage_map(rp, 4 * page, PROT_READ | PROT_WRITE, &p), -EINVAL);
+	T_EQ(mmkit_refpage_attach(rp, q, 4 * page), -EINVAL);
+	T_EQ(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	p = map(rp, 4 * page);
+	T_EQ(memcmp((unsigned char *)p + page, pattern, 16), 0);
+	T_EQ(mmkit_refpage_attach(rp, q, 4 * page), 0);
+	T_EQ(memcmp(q + 3 * page, pattern, 16), 0);
+	/* remap maps its new range as map does: refused too, and the range stays. */
+	T_EQ(pthread_sigmask(SIG_BLOCK, &bus, NULL), 0);
+	T_EQ(mmkit_refpage_remap(rp, p, 4 * page, 8 * page, &moved), -EINVAL);
+	T_EQ(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	T_EQ(memcmp((unsigned char *)p + 2 * page, pattern, 16), 0);
+	blocked_touch_p = (unsigned char *)p + 3 * page;
+	status = t_in_child(blocked_touch, NULL);
+	T_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+	T_EQ(mmkit_refpage_unmap(rp, p, 4 * page), 0);
+	T_EQ(mmkit_refpage_unmap(rp, q, 4 * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void *);
@@ -283,6 +338,7 @@ static const struct {
 	{ "the default action put back: the next object installs the handler again",
 	  default_put_back },
 	{ "objects destroyed and created while other threads fault", destroy_under_faults },
+	{ "a thread blocking SIGBUS: map, attach and remap fail with EINVAL", blocked_sigbus },
 };
 
 int main(void)
