@@ -23,6 +23,41 @@
  * loses the registrations (the privileged UFFD_FEATURE_EVENT_FORK would be
  * needed, and blocks fork without a reader), so a pthread_atfork handler
  * opens a new userfaultfd in the child and registers the ranges again.
+ *
+ * A handler runs in any thread at any moment, so what it uses must outlive
+ * it:
+ * - The handler itself is installed with the first object and never
+ *   removed.  Code that installs a handler after ours must chain to ours;
+ *   removing ours would leave that chain pointing at a stale "previous"
+ *   handler, and installing ours again over that handler would make each
+ *   chain to the other, forever.  So it is installed again only when the
+ *   default action or SIG_IGN has been put back (no handler can then chain
+ *   to it), and it never records itself as the handler before it.  Faults
+ *   that are not ours go to that handler, with or without objects.  It is
+ *   recorded (uffd_prev) only while ours is not installed.
+ * - Slot blocks are never freed: at most BLOCKS x SLOTS_PER_BLOCK slots,
+ *   2.5 MiB at worst, and usually one block of 40 KiB.  A freed slot is
+ *   reused.
+ * - An object's pattern source (batch_src) goes when the object does.  A
+ *   handler pins the slot it found (users) and then checks that the slot's
+ *   generation has not changed; freeing a slot bumps the generation, then
+ *   waits until no pin is left.  Destroy frees its slots before unmapping
+ *   the source, so every copy from it is over by then.  The wait lasts at
+ *   most one UFFDIO_COPY of a batch.  Never freeing sources would leak a
+ *   megabyte per object; a global epoch would make destroy wait for every
+ *   handler in the process, not just those using its own slots.
+ * - Destroy unregisters a range before freeing its slot.  A fault that came
+ *   before the unregistration may reach the handler after it and find no
+ *   slot, or fail to copy: the handler lets the access run once more, and
+ *   it then finds an ordinary page.  A second fault at the same address
+ *   with no change to the table in between (uffd_table_gen) is not ours.
+ *   The generation matters: the same address may fault again much later,
+ *   in a range mapped there since, and meet the next such race.
+ *
+ * A thread that blocks SIGBUS cannot take the signal: the kernel forces
+ * the default action and the process dies on its first untouched page.
+ * map and attach (hence remap) refuse such a caller (-EINVAL); other
+ * threads' masks cannot be seen from here, and mmkit_refpage(3) says so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,14 +78,20 @@ struct uffd_slot {
 	uintptr_t start;
 	uintptr_t end;			/* 0: free */
 	const unsigned char *src;	/* BATCH_MAX pages of pattern */
+	unsigned long gen;		/* bumped each time the slot is freed */
+	unsigned int users;		/* handlers copying from src */
 };
 
 static pthread_mutex_t uffd_lock = PTHREAD_MUTEX_INITIALIZER;
 static int uffd_fd = -1;
 static unsigned int uffd_objects;
+/* The SIGBUS handler was installed once, and what it chains to. */
+static int uffd_handler_installed;
 static struct sigaction uffd_prev;
 static struct uffd_slot *uffd_blocks[BLOCKS];
 static unsigned int uffd_nslots;
+/* Bumped before a range is unregistered or a slot shrinks or goes. */
+static unsigned long uffd_table_gen;
 static pthread_once_t uffd_atfork_once = PTHREAD_ONCE_INIT;
 static int uffd_atfork_error;
 /* Kernels before 5.11 refuse UFFD_USER_MODE_ONLY: asked once, remembered. */
@@ -59,6 +100,12 @@ static int user_mode_only_refused;
 /* Where the last batch of this thread ended, and its size. */
 static __thread uintptr_t batch_next __attribute__((tls_model("initial-exec")));
 static __thread unsigned int batch_pages __attribute__((tls_model("initial-exec")));
+/*
+ * The last fault of this thread that the handler let run again unresolved,
+ * and uffd_table_gen then.
+ */
+static __thread uintptr_t retry_addr __attribute__((tls_model("initial-exec")));
+static __thread unsigned long retry_gen __attribute__((tls_model("initial-exec")));
 
 /* userfaultfd(2), user-mode faults only where the kernel allows that (5.11). */
 static int uffd_syscall(void)
@@ -139,23 +186,46 @@ static struct uffd_slot *slot_at(unsigned int i)
 	return block ? &block[i % SLOTS_PER_BLOCK] : NULL;
 }
 
-/* Runs in the signal handler: no locks, no allocation. */
-static const struct uffd_slot *slot_find(uintptr_t addr, uintptr_t *start, uintptr_t *end,
-					 const unsigned char **src)
+/*
+ * Runs in the signal handler: no locks, no allocation.  Finds the slot
+ * holding @addr and pins it: its source stays mapped until slot_unpin().
+ */
+static struct uffd_slot *slot_pin(uintptr_t addr, uintptr_t *end, const unsigned char **src)
 {
 	unsigned int i, n = __atomic_load_n(&uffd_nslots, __ATOMIC_ACQUIRE);
 	struct uffd_slot *s;
+	unsigned long gen;
 
 	for (i = 0; i < n; i++) {
 		s = slot_at(i);
+		gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
 		*end = __atomic_load_n(&s->end, __ATOMIC_ACQUIRE);
-		*start = __atomic_load_n(&s->start, __ATOMIC_RELAXED);
-		if (addr >= *start && addr < *end) {
+		if (addr < __atomic_load_n(&s->start, __ATOMIC_RELAXED) || addr >= *end)
+			continue;
+		/* Either slot_free() sees this pin, or this sees its new generation. */
+		__atomic_fetch_add(&s->users, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&s->gen, __ATOMIC_SEQ_CST) == gen) {
 			*src = __atomic_load_n(&s->src, __ATOMIC_RELAXED);
 			return s;
 		}
+		/* Freed since it was read, perhaps reused: look on. */
+		__atomic_fetch_sub(&s->users, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
+}
+
+static void slot_unpin(struct uffd_slot *s)
+{
+	__atomic_fetch_sub(&s->users, 1, __ATOMIC_RELEASE);
+}
+
+/* Under uffd_lock: frees @s once no handler copies from its source any more. */
+static void slot_free(struct uffd_slot *s)
+{
+	__atomic_store_n(&s->end, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&s->gen, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&s->users, __ATOMIC_SEQ_CST))
+		sys_yield();
 }
 
 /* Under uffd_lock. */
@@ -191,6 +261,12 @@ static int slot_add(uintptr_t start, uintptr_t end, const unsigned char *src)
 	return 0;
 }
 
+/* Under uffd_lock, before a change that can make a fault of ours unresolvable for a moment. */
+static void table_changing(void)
+{
+	__atomic_fetch_add(&uffd_table_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Under uffd_lock: forgets [start, end) of every slot, splitting one if needed. */
 static int slot_remove(uintptr_t start, uintptr_t end)
 {
@@ -198,6 +274,7 @@ static int slot_remove(uintptr_t start, uintptr_t end)
 	struct uffd_slot *s;
 	int ret;
 
+	table_changing();
 	for (i = 0; i < n; i++) {
 		s = slot_at(i);
 		if (!s->end || s->end <= start || s->start >= end)
@@ -212,27 +289,24 @@ static int slot_remove(uintptr_t start, uintptr_t end)
 		} else if (s->end > end) {
 			__atomic_store_n(&s->start, end, __ATOMIC_RELEASE);
 		} else {
-			__atomic_store_n(&s->end, 0, __ATOMIC_RELEASE);
+			slot_free(s);
 		}
 	}
 	return 0;
 }
 
 /*
- * Fills the page at @addr and, when faults come in a sequence, the pages
- * after it.  0 if the fault is resolved (or will be, when retried).
+ * Copies the pattern at @src to the page at @addr and, when faults come in
+ * a sequence, to the pages after it, up to @end.
  */
-static int uffd_resolve(uintptr_t addr)
+static int uffd_copy(uintptr_t addr, uintptr_t end, const unsigned char *src)
 {
+	int fd = __atomic_load_n(&uffd_fd, __ATOMIC_ACQUIRE);
 	size_t page = sys_page_size();
-	const unsigned char *src;
-	uintptr_t start, end;
 	struct uffdio_copy copy;
 	unsigned int pages;
 	int ret;
 
-	if (!slot_find(addr, &start, &end, &src))
-		return -ENOENT;
 	addr &= ~(uintptr_t)(page - 1);
 	pages = addr == batch_next && batch_pages ? batch_pages * 2 : 1;
 	if (pages > BATCH_MAX)
@@ -246,7 +320,7 @@ static int uffd_resolve(uintptr_t addr)
 		/* Nobody ever waits on this userfaultfd: faults raise SIGBUS instead. */
 		copy.mode = UFFDIO_COPY_MODE_DONTWAKE;
 		copy.copy = 0;
-		ret = sys_ioctl(uffd_fd, UFFDIO_COPY, &copy);
+		ret = sys_ioctl(fd, UFFDIO_COPY, &copy);
 		/* A batch ending at a page that another thread (or a write) filled. */
 		if (!ret || copy.copy > 0 || ret == -EEXIST)
 			break;
@@ -264,6 +338,25 @@ static int uffd_resolve(uintptr_t addr)
 	batch_pages = pages;
 	batch_next = addr + (copy.copy > 0 ? (size_t)copy.copy : pages * page);
 	return 0;
+}
+
+/*
+ * Fills the page at @addr and, when faults come in a sequence, the pages
+ * after it.  0 if the fault is resolved (or will be, when retried).
+ */
+static int uffd_resolve(uintptr_t addr)
+{
+	const unsigned char *src;
+	struct uffd_slot *s;
+	uintptr_t end;
+	int ret;
+
+	s = slot_pin(addr, &end, &src);
+	if (!s)
+		return -ENOENT;
+	ret = uffd_copy(addr, end, src);
+	slot_unpin(s);
+	return ret;
 }
 
 static void uffd_chain(int sig, siginfo_t *si, void *ctx)
@@ -290,9 +383,61 @@ static void uffd_chain(int sig, siginfo_t *si, void *ctx)
 
 static void uffd_sigbus(int sig, siginfo_t *si, void *ctx)
 {
-	if (si->si_code == BUS_ADRERR && !uffd_resolve((uintptr_t)si->si_addr))
-		return;
+	uintptr_t addr = (uintptr_t)si->si_addr;
+	unsigned long gen;
+
+	if (si->si_code == BUS_ADRERR) {
+		if (!uffd_resolve(addr))
+			return;
+		/*
+		 * Perhaps our range, unregistered since the fault: once more
+		 * (see the top).  Read after the attempt, the generation
+		 * counts every change that attempt may have run into.
+		 */
+		gen = __atomic_load_n(&uffd_table_gen, __ATOMIC_SEQ_CST);
+		if (retry_addr != addr || retry_gen != gen) {
+			retry_addr = addr;
+			retry_gen = gen;
+			return;
+		}
+	}
+	retry_addr = 0;
 	uffd_chain(sig, si, ctx);
+}
+
+static int handler_is_ours(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == uffd_sigbus;
+}
+
+/*
+ * Under uffd_lock: installs the handler the first time, and again only
+ * where no handler is installed any more (see the top).
+ */
+static int uffd_handler_install(void)
+{
+	struct sigaction sa, old;
+	int ret;
+
+	ret = sys_sigaction(SIGBUS, NULL, &old);
+	if (ret)
+		return ret;
+	if (handler_is_ours(&old))
+		return 0;
+	if (uffd_handler_installed && ((old.sa_flags & SA_SIGINFO) ||
+				       (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)))
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = uffd_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	ret = sys_sigaction(SIGBUS, &sa, &old);
+	if (ret)
+		return ret;
+	/* Ours put back by someone else since it was read: what it chains to stays. */
+	if (!handler_is_ours(&old))
+		uffd_prev = old;
+	uffd_handler_installed = 1;
+	return 0;
 }
 
 /* Under uffd_lock. */
@@ -327,6 +472,9 @@ static void uffd_atfork_child(void)
 	struct uffd_slot *s;
 	int fd;
 
+	/* Pins of the parent's other threads, which the child does not have. */
+	for (i = 0; i < uffd_nslots; i++)
+		slot_at(i)->users = 0;
 	if (uffd_objects) {
 		fd = uffd_open();
 		sys_close(uffd_fd);
@@ -347,51 +495,38 @@ static void uffd_atfork_register(void)
 					    uffd_atfork_child);
 }
 
-/* Under uffd_lock: the first object opens the userfaultfd and installs the handler. */
+/* Under uffd_lock: every object checks the handler; the first opens the userfaultfd. */
 static int uffd_get(void)
 {
-	struct sigaction sa;
 	int fd, ret;
 
-	if (uffd_objects++)
-		return 0;
-	fd = uffd_open();
-	if (fd < 0) {
-		uffd_objects--;
-		return fd;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = uffd_sigbus;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	ret = sys_sigaction(SIGBUS, &sa, &uffd_prev);
-	if (ret) {
-		sys_close(fd);
-		uffd_objects--;
+	ret = uffd_handler_install();
+	if (ret)
 		return ret;
-	}
-	uffd_fd = fd;
+	if (uffd_objects)
+		goto out;
+	fd = uffd_open();
+	if (fd < 0)
+		return fd;
+	__atomic_store_n(&uffd_fd, fd, __ATOMIC_RELEASE);
+out:
+	uffd_objects++;
 	return 0;
 }
 
-/* Under uffd_lock: the last object closes it and puts the old handler back. */
+/*
+ * Under uffd_lock: the last object closes the userfaultfd.  No handler
+ * holds it: it reads it under a pin, and the objects' slots are free.
+ * The handler and the slot blocks stay (see the top).
+ */
 static void uffd_put(void)
 {
-	struct sigaction cur;
-	unsigned int i;
+	int fd = uffd_fd;
 
 	if (--uffd_objects)
 		return;
-	/* Someone who installed a handler after us chains to ours: leave it. */
-	if (!sys_sigaction(SIGBUS, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
-	    cur.sa_sigaction == uffd_sigbus)
-		sys_sigaction(SIGBUS, &uffd_prev, NULL);
-	sys_close(uffd_fd);
-	uffd_fd = -1;
-	__atomic_store_n(&uffd_nslots, 0, __ATOMIC_RELEASE);
-	for (i = 0; i < BLOCKS && uffd_blocks[i]; i++) {
-		sys_munmap(uffd_blocks[i], SLOTS_PER_BLOCK * sizeof(struct uffd_slot));
-		uffd_blocks[i] = NULL;
-	}
+	__atomic_store_n(&uffd_fd, -1, __ATOMIC_RELEASE);
+	sys_close(fd);
 }
 
 static int uffd_create(struct mmkit_refpage *rp)
@@ -431,25 +566,32 @@ static void uffd_destroy(struct mmkit_refpage *rp)
 	unsigned int i;
 
 	pthread_mutex_lock(&uffd_lock);
+	table_changing();
 	for (i = 0; i < uffd_nslots; i++) {
 		s = slot_at(i);
 		if (!s->end || s->src != rp->batch_src)
 			continue;
 		range.start = s->start;
 		range.len = s->end - s->start;
-		__atomic_store_n(&s->end, 0, __ATOMIC_RELEASE);
+		/* Unregistered first, then forgotten: a fault in between is retried (see the top). */
 		sys_ioctl(uffd_fd, UFFDIO_UNREGISTER, &range);
+		slot_free(s);
 	}
 	uffd_put();
 	pthread_mutex_unlock(&uffd_lock);
 	sys_munmap(rp->batch_src, BATCH_MAX * sys_page_size());
 }
 
-/* Registers [addr, addr + len) and remembers it, under uffd_lock. */
+/*
+ * Registers [addr, addr + len) and remembers it, under uffd_lock.  A
+ * caller that blocks SIGBUS would die on its first untouched page: -EINVAL.
+ */
 static int uffd_track(struct mmkit_refpage *rp, void *addr, size_t len)
 {
-	int ret;
+	int ret = sys_signal_blocked(SIGBUS);
 
+	if (ret)
+		return ret > 0 ? -EINVAL : ret;
 	pthread_mutex_lock(&uffd_lock);
 	ret = uffd_register((uintptr_t)addr, len);
 	if (!ret)

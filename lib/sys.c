@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <signal.h>
@@ -386,6 +387,17 @@ int sys_raise(int sig)
 	FAULT(SYS_FAULT_RAISE);
 	SAVE_ERRNO;
 	return RESULT(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig));
+}
+
+int sys_signal_blocked(int sig)
+{
+	sigset_t set;
+	/* pthread_sigmask() returns an error number and leaves errno alone. */
+	int err = pthread_sigmask(SIG_BLOCK, NULL, &set);
+
+	if (err)
+		return -err;
+	return sigismember(&set, sig) == 1;
 }
 
 int sys_getrandom(void *buf, size_t len)

@@ -65,6 +65,8 @@ struct sigaction;
 int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* Sends @sig to the calling thread. */
 int sys_raise(int sig);
+/* 1 if the calling thread blocks @sig, 0 if not, or -errno. */
+int sys_signal_blocked(int sig);
 
 /* Time: CLOCK_MONOTONIC in nanoseconds; a sleep (cut short by a signal); sched_yield(). */
 uint64_t sys_monotonic_ns(void);
