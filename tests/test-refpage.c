@@ -879,8 +879,9 @@ static int pages_present(const unsigned char *p, int n)
 }
 
 /*
- * refpage.ko maps the neighbours of a read fault too (->map_pages), so a
- * sequential reader does not fault on every page; reads map no new memory.
+ * refpage.ko maps the neighbours of a read fault too (from ->fault, as
+ * ->map_pages may not sleep), so a sequential reader does not fault on
+ * every page; reads map no new memory.
  */
 static void fault_around(void)
 {
@@ -894,6 +895,43 @@ static void fault_around(void)
 	T_ASSERT(pages_present(p, NPAGES) > 1);
 	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
 	mmkit_refpage_destroy(rp);
+}
+
+/* The inode number /proc/self/maps gives for the mapping holding @p. */
+static unsigned long maps_inode(const void *p)
+{
+	char line[512];
+	unsigned long start, end, inode = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	T_ASSERT(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) == 3 &&
+		    (uintptr_t)p >= start && (uintptr_t)p < end)
+			break;
+	fclose(f);
+	return inode;
+}
+
+/*
+ * Each refpage.ko descriptor has an inode of its own: on the one inode all
+ * anonymous files share, every mapping of every driver would sit in one
+ * address_space.
+ */
+static void own_inode(void)
+{
+	struct mmkit_refpage *a = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
+	struct mmkit_refpage *b = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
+	unsigned char *pa = map(a, page, PROT_READ), *pb = map(b, page, PROT_READ);
+
+	T_CASE("kmod: each descriptor has an inode of its own");
+	printf("    inodes %lu and %lu\n", maps_inode(pa), maps_inode(pb));
+	T_ASSERT(maps_inode(pa) != 0 && maps_inode(pb) != 0);
+	T_ASSERT(maps_inode(pa) != maps_inode(pb));
+	T_EQ(mmkit_refpage_unmap(a, pa, page), 0);
+	T_EQ(mmkit_refpage_unmap(b, pb, page), 0);
+	mmkit_refpage_destroy(a);
+	mmkit_refpage_destroy(b);
 }
 
 static const struct backend_case {
@@ -938,6 +976,7 @@ int main(int argc, char **argv)
 	switch (flag) {
 	case MMKIT_REFPAGE_BACKEND_KMOD:
 		fault_around();
+		own_inode();
 		break;
 	case MMKIT_REFPAGE_BACKEND_MEMFD:
 		selection();

@@ -44,6 +44,13 @@
 /*
  * Every PTE holds a reference on the page: stop handing the page out well
  * before its 32-bit count could overflow (2^30 PTEs = 4 TiB of mappings).
+ * Faults are the only place the module can refuse.  fork() copies the
+ * PTEs of VM_MIXEDMAP mappings and get_user_pages() takes references (a
+ * pin adds 1024) without asking it; vm_ops->open, which fork calls, cannot
+ * fail, and VM_DONTCOPY or VM_WIPEONFORK would lose the child's copies.
+ * What fork adds past the cap costs the forking user page tables (8 bytes
+ * a PTE, charged to its memory cgroup): the exposure of any page-cache
+ * page mapped that often.
  */
 #define REFPAGE_MAX_REFS	(1 << 30)
 
@@ -157,6 +164,33 @@ static int refpage_fill(struct page *page, const void __user *pattern, size_t si
 	return ret;
 }
 
+/*
+ * Each descriptor gets an anonymous inode of its own, not the one inode
+ * that anon_inode_getfd() shares among the anonymous files of the whole
+ * system: on that one, every refpage mapping and those of unrelated
+ * drivers (KVM, perf, ...) would sit in one address_space, behind one
+ * i_mmap_rwsem.  6.7 renamed the helper and exports only its file form.
+ */
+static int refpage_install(struct refpage *rp)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	struct file *file;
+	int fd = get_unused_fd_flags(O_CLOEXEC);
+
+	if (fd < 0)
+		return fd;
+	file = anon_inode_create_getfile("[refpage]", &refpage_fops, rp, O_RDWR, NULL);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	fd_install(fd, file);
+	return fd;
+#else
+	return anon_inode_getfd_secure("[refpage]", &refpage_fops, rp, O_RDWR | O_CLOEXEC, NULL);
+#endif
+}
+
 static long refpage_create(const struct refpage_create __user *uarg)
 {
 	struct refpage_create arg;
@@ -179,7 +213,7 @@ static long refpage_create(const struct refpage_create __user *uarg)
 	ret = refpage_fill(rp->page, u64_to_user_ptr(arg.pattern), arg.pattern_size);
 	if (ret)
 		goto free_page;
-	fd = anon_inode_getfd("[refpage]", &refpage_fops, rp, O_RDWR | O_CLOEXEC);
+	fd = refpage_install(rp);
 	if (fd >= 0)
 		return fd;
 	ret = fd;
