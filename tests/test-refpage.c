@@ -16,12 +16,14 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "mmkit.h"
 #include "harness.h"
+#include "../kmod/refpage/refpage.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
@@ -897,6 +899,41 @@ static void fault_around(void)
 	mmkit_refpage_destroy(rp);
 }
 
+/*
+ * The first read fault in a 2 MiB span with no page table yet: the one
+ * case where mapping the neighbours allocates the table and may sleep.
+ * refpage.ko did that from ->map_pages, inside rcu_read_lock() on 6.4+; a
+ * kernel with DEBUG_ATOMIC_SLEEP logs "sleeping function called from
+ * invalid context" there, which the kernel tier fails on.  The span is
+ * carved from an untouched PROT_NONE reservation, so nothing else has
+ * made its page table.  The module is driven directly, as the library
+ * picks its own addresses.
+ */
+static void fault_around_fresh_table(void)
+{
+	const size_t span = 2UL << 20;
+	struct refpage_create arg = { .pattern = (uintptr_t)pattern, .pattern_size = 16 };
+	int dev = open("/dev/refpage", O_RDWR | O_CLOEXEC), fd;
+	unsigned char *reserve, *p;
+
+	T_CASE("kmod: fault-around where the page table does not exist yet");
+	T_ASSERT(dev >= 0);
+	fd = ioctl(dev, REFPAGE_CREATE, &arg);
+	T_ASSERT(fd >= 0);
+	close(dev);
+	reserve = mmap(NULL, 2 * span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(reserve != MAP_FAILED);
+	p = (unsigned char *)(((uintptr_t)reserve + span - 1) & ~(span - 1));
+	T_ASSERT(mmap(p, span, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == p);
+	close(fd);
+	T_EQ(pages_present(p, NPAGES), 0);
+	T_EQ(p[0], pattern[0]);
+	printf("    one read fault mapped %d of %d pages\n", pages_present(p, NPAGES), NPAGES);
+	T_ASSERT(pages_present(p, NPAGES) > 1);
+	T_ASSERT(memcmp(p + page, pattern, 16) == 0);
+	T_EQ(munmap(reserve, 2 * span), 0);
+}
+
 /* The inode number /proc/self/maps gives for the mapping holding @p. */
 static unsigned long maps_inode(const void *p)
 {
@@ -976,6 +1013,7 @@ int main(int argc, char **argv)
 	switch (flag) {
 	case MMKIT_REFPAGE_BACKEND_KMOD:
 		fault_around();
+		fault_around_fresh_table();
 		own_inode();
 		break;
 	case MMKIT_REFPAGE_BACKEND_MEMFD:
