@@ -259,7 +259,7 @@ cross-aarch64: FORCE
 
 # The real-kernel tier under QEMU: Debian's 6.1 kernels (amd64, arm64) and
 # one built from linux-source-6.1 with ANON_VMA_NAME, KASAN and lockdep.
-KERNEL_TIERS	?= debian-amd64 debian-arm64 custom-amd64
+KERNEL_TIERS	?= debian-amd64 debian-arm64 debian612-amd64 custom-amd64 custom612-amd64
 
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)

@@ -16,12 +16,14 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "mmkit.h"
 #include "harness.h"
+#include "../kmod/refpage/refpage.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
@@ -901,8 +903,9 @@ static int pages_present(const unsigned char *p, int n)
 }
 
 /*
- * refpage.ko maps the neighbours of a read fault too (->map_pages), so a
- * sequential reader does not fault on every page; reads map no new memory.
+ * refpage.ko maps the neighbours of a read fault too (from ->fault, as
+ * ->map_pages may not sleep), so a sequential reader does not fault on
+ * every page; reads map no new memory.
  */
 static void fault_around(void)
 {
@@ -916,6 +919,78 @@ static void fault_around(void)
 	T_ASSERT(pages_present(p, NPAGES) > 1);
 	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
 	mmkit_refpage_destroy(rp);
+}
+
+/*
+ * The first read fault in a 2 MiB span with no page table yet: the one
+ * case where mapping the neighbours allocates the table and may sleep.
+ * refpage.ko did that from ->map_pages, inside rcu_read_lock() on 6.4+; a
+ * kernel with DEBUG_ATOMIC_SLEEP logs "sleeping function called from
+ * invalid context" there, which the kernel tier fails on.  The span is
+ * carved from an untouched PROT_NONE reservation, so nothing else has
+ * made its page table.  The module is driven directly, as the library
+ * picks its own addresses.
+ */
+static void fault_around_fresh_table(void)
+{
+	const size_t span = 2UL << 20;
+	struct refpage_create arg = { .pattern = (uintptr_t)pattern, .pattern_size = 16 };
+	int dev = open("/dev/refpage", O_RDWR | O_CLOEXEC), fd;
+	unsigned char *reserve, *p;
+
+	T_CASE("kmod: fault-around where the page table does not exist yet");
+	T_ASSERT(dev >= 0);
+	fd = ioctl(dev, REFPAGE_CREATE, &arg);
+	T_ASSERT(fd >= 0);
+	close(dev);
+	reserve = mmap(NULL, 2 * span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(reserve != MAP_FAILED);
+	p = (unsigned char *)(((uintptr_t)reserve + span - 1) & ~(span - 1));
+	T_ASSERT(mmap(p, span, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == p);
+	close(fd);
+	T_EQ(pages_present(p, NPAGES), 0);
+	T_EQ(p[0], pattern[0]);
+	printf("    one read fault mapped %d of %d pages\n", pages_present(p, NPAGES), NPAGES);
+	T_ASSERT(pages_present(p, NPAGES) > 1);
+	T_ASSERT(memcmp(p + page, pattern, 16) == 0);
+	T_EQ(munmap(reserve, 2 * span), 0);
+}
+
+/* The inode number /proc/self/maps gives for the mapping holding @p. */
+static unsigned long maps_inode(const void *p)
+{
+	char line[512];
+	unsigned long start, end, inode = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	T_ASSERT(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) == 3 &&
+		    (uintptr_t)p >= start && (uintptr_t)p < end)
+			break;
+	fclose(f);
+	return inode;
+}
+
+/*
+ * Each refpage.ko descriptor has an inode of its own: on the one inode all
+ * anonymous files share, every mapping of every driver would sit in one
+ * address_space.
+ */
+static void own_inode(void)
+{
+	struct mmkit_refpage *a = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
+	struct mmkit_refpage *b = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
+	unsigned char *pa = map(a, page, PROT_READ), *pb = map(b, page, PROT_READ);
+
+	T_CASE("kmod: each descriptor has an inode of its own");
+	printf("    inodes %lu and %lu\n", maps_inode(pa), maps_inode(pb));
+	T_ASSERT(maps_inode(pa) != 0 && maps_inode(pb) != 0);
+	T_ASSERT(maps_inode(pa) != maps_inode(pb));
+	T_EQ(mmkit_refpage_unmap(a, pa, page), 0);
+	T_EQ(mmkit_refpage_unmap(b, pb, page), 0);
+	mmkit_refpage_destroy(a);
+	mmkit_refpage_destroy(b);
 }
 
 static const struct backend_case {
@@ -960,6 +1035,8 @@ int main(int argc, char **argv)
 	switch (flag) {
 	case MMKIT_REFPAGE_BACKEND_KMOD:
 		fault_around();
+		fault_around_fresh_table();
+		own_inode();
 		break;
 	case MMKIT_REFPAGE_BACKEND_MEMFD:
 		selection();

@@ -15,10 +15,18 @@
  *
  * VM_MIXEDMAP is set so that faults can insert the page with
  * vm_insert_page(): read faults then skip __do_fault()'s page lock, which
- * would serialise every reader of the one shared page, and fault-around
- * (->map_pages) can map neighbours without exported do_set_pte().  The
- * price, documented for users: fork copies these PTEs, and mlock() leaves
- * the mapping unlocked (VM_SPECIAL).
+ * would serialise every reader of the one shared page, and a read fault
+ * can map its neighbours too without exported do_set_pte().  The price,
+ * documented for users: fork copies these PTEs, and mlock() leaves the
+ * mapping unlocked (VM_SPECIAL).
+ *
+ * There is no ->map_pages: since 6.4 the kernel calls it under
+ * rcu_read_lock(), where nothing may sleep, and vm_insert_page() sleeps
+ * when it has to allocate the page table.  ->fault does the fault-around
+ * itself instead.  Without ->map_pages, 6.7 and later retry a read fault
+ * taken under the per-VMA lock with mmap_lock held before calling ->fault
+ * (vmf_can_call_fault()), and older kernels always hold mmap_lock there;
+ * vm_insert_page() needs no more than that, as VM_MIXEDMAP is already set.
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
@@ -36,6 +44,13 @@
 /*
  * Every PTE holds a reference on the page: stop handing the page out well
  * before its 32-bit count could overflow (2^30 PTEs = 4 TiB of mappings).
+ * Faults are the only place the module can refuse.  fork() copies the
+ * PTEs of VM_MIXEDMAP mappings and get_user_pages() takes references (a
+ * pin adds 1024) without asking it; vm_ops->open, which fork calls, cannot
+ * fail, and VM_DONTCOPY or VM_WIPEONFORK would lose the child's copies.
+ * What fork adds past the cap costs the forking user page tables (8 bytes
+ * a PTE, charged to its memory cgroup): the exposure of any page-cache
+ * page mapped that often.
  */
 #define REFPAGE_MAX_REFS	(1 << 30)
 
@@ -52,9 +67,36 @@ static struct page *refpage_get(struct vm_area_struct *vma)
 	return rp->page;
 }
 
+/*
+ * The window a read fault maps: aligned, so that it never spans two page
+ * tables, and as large as the kernel's default fault_around_bytes.
+ */
+#define REFPAGE_FAULT_AROUND	(64UL << 10)
+
+/* Maps the page at the neighbours of @vmf->address that are still empty. */
+static void refpage_fault_around(struct vm_fault *vmf, struct page *page)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long start = max(ALIGN_DOWN(vmf->address, REFPAGE_FAULT_AROUND),
+				  vma->vm_start);
+	unsigned long end = min(ALIGN_DOWN(vmf->address, REFPAGE_FAULT_AROUND) +
+				REFPAGE_FAULT_AROUND, vma->vm_end);
+	unsigned long addr;
+
+	for (addr = start; addr < end; addr += PAGE_SIZE) {
+		if (addr == vmf->address)
+			continue;
+		if (page_ref_count(page) >= REFPAGE_MAX_REFS)
+			break;
+		/* -EBUSY: mapped already (a copy, or a racing fault); leave it. */
+		vm_insert_page(vma, addr, page);
+	}
+}
+
 static vm_fault_t refpage_fault(struct vm_fault *vmf)
 {
 	struct page *page = refpage_get(vmf->vma);
+	vm_fault_t ret;
 
 	if (!page)
 		return VM_FAULT_SIGBUS;
@@ -64,34 +106,14 @@ static vm_fault_t refpage_fault(struct vm_fault *vmf)
 		vmf->page = page;
 		return 0;
 	}
-	return vmf_insert_page(vmf->vma, vmf->address, page);
-}
-
-static vm_fault_t refpage_map_pages(struct vm_fault *vmf, pgoff_t start_pgoff,
-				    pgoff_t end_pgoff)
-{
-	struct vm_area_struct *vma = vmf->vma;
-	unsigned long addr = vma->vm_start + ((start_pgoff - vma->vm_pgoff) << PAGE_SHIFT);
-	vm_fault_t ret = 0;
-	pgoff_t pgoff;
-
-	for (pgoff = start_pgoff; pgoff <= end_pgoff; pgoff++, addr += PAGE_SIZE) {
-		struct page *page = refpage_get(vma);
-
-		if (!page)
-			break;
-		/* -EBUSY: something is mapped there already; leave it. */
-		if (vm_insert_page(vma, addr, page))
-			continue;
-		if (addr == vmf->address)
-			ret = VM_FAULT_NOPAGE;
-	}
+	ret = vmf_insert_page(vmf->vma, vmf->address, page);
+	if (ret == VM_FAULT_NOPAGE)
+		refpage_fault_around(vmf, page);
 	return ret;
 }
 
 static const struct vm_operations_struct refpage_vm_ops = {
 	.fault		= refpage_fault,
-	.map_pages	= refpage_map_pages,
 };
 
 static int refpage_mmap(struct file *file, struct vm_area_struct *vma)
@@ -142,6 +164,33 @@ static int refpage_fill(struct page *page, const void __user *pattern, size_t si
 	return ret;
 }
 
+/*
+ * Each descriptor gets an anonymous inode of its own, not the one inode
+ * that anon_inode_getfd() shares among the anonymous files of the whole
+ * system: on that one, every refpage mapping and those of unrelated
+ * drivers (KVM, perf, ...) would sit in one address_space, behind one
+ * i_mmap_rwsem.  6.7 renamed the helper and exports only its file form.
+ */
+static int refpage_install(struct refpage *rp)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	struct file *file;
+	int fd = get_unused_fd_flags(O_CLOEXEC);
+
+	if (fd < 0)
+		return fd;
+	file = anon_inode_create_getfile("[refpage]", &refpage_fops, rp, O_RDWR, NULL);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	fd_install(fd, file);
+	return fd;
+#else
+	return anon_inode_getfd_secure("[refpage]", &refpage_fops, rp, O_RDWR | O_CLOEXEC, NULL);
+#endif
+}
+
 static long refpage_create(const struct refpage_create __user *uarg)
 {
 	struct refpage_create arg;
@@ -164,7 +213,7 @@ static long refpage_create(const struct refpage_create __user *uarg)
 	ret = refpage_fill(rp->page, u64_to_user_ptr(arg.pattern), arg.pattern_size);
 	if (ret)
 		goto free_page;
-	fd = anon_inode_getfd("[refpage]", &refpage_fops, rp, O_RDWR | O_CLOEXEC);
+	fd = refpage_install(rp);
 	if (fd >= 0)
 		return fd;
 	ret = fd;

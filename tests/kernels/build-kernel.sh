@@ -1,27 +1,26 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
-# Builds the self-built test kernel from Debian's linux-source-6.1:
-# tinyconfig + custom-amd64.config, and checks that every option asked for
-# made it into the final .config (Kconfig drops options silently).
-#   build-kernel.sh SOURCE_DEB WORKDIR  ->  WORKDIR/bzImage
+# Builds a self-built test kernel from Debian's linux-source-VERSION:
+# tinyconfig + CONFIG, and checks that every option asked for made it into
+# the final .config (Kconfig drops options silently).
+#   build-kernel.sh SOURCE_DEB VERSION CONFIG WORKDIR  ->  WORKDIR/bzImage
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-deb=$1 work=$2
+deb=$1 version=$2 config=$3 work=$4
 src="$work/src"
 
 if [ ! -d "$src" ]; then
 	rm -rf "$work/unpack" && mkdir -p "$work/unpack"
 	dpkg-deb -x "$deb" "$work/unpack"
-	tar -C "$work/unpack" -xaf "$work"/unpack/usr/src/linux-source-6.1.tar.xz
-	mv "$work"/unpack/linux-source-6.1 "$src"
+	tar -C "$work/unpack" -xaf "$work/unpack/usr/src/linux-source-$version.tar.xz"
+	mv "$work/unpack/linux-source-$version" "$src"
 	rm -rf "$work/unpack"
 fi
 cd "$src"
 make -s ARCH=x86_64 tinyconfig
-scripts/kconfig/merge_config.sh -m .config "$here/custom-amd64.config" >/dev/null
+scripts/kconfig/merge_config.sh -m .config "$config" >/dev/null
 make -s ARCH=x86_64 olddefconfig
-missing=$(grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$here/custom-amd64.config" | while read -r want; do
+missing=$(grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$config" | while read -r want; do
 	grep -qx "$want" .config || echo "$want"
 done)
 if [ -n "$missing" ]; then

@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 # Functions of tests/kernels/run.sh (sourced; uses $top, $here, $cache, $out).
 
-# The ABI of Debian's current 6.1 kernel, e.g. 6.1.0-56.
+# debian_abi SERIES: the ABI of Debian's current kernel of SERIES, e.g.
+# 6.1.0-56 for 6.1 (the default kernel), 6.12.117+deb12 for 6.12.
 debian_abi() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/.*Depends: linux-image-\(6\.1\.0-[0-9]*\)-amd64.*/\1/p' | head -n1
+	case $1 in
+	6.1)	apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/.*Depends: linux-image-\(6\.1\.0-[0-9]*\)-amd64.*/\1/p' ;;
+	6.12)	apt-cache depends linux-image-6.12-amd64 2>/dev/null |
+			sed -n 's/.*Depends: linux-image-\(6\.12\.[0-9]*+deb[0-9]*\)-amd64.*/\1/p' ;;
+	esac | head -n1
 }
 
 # fetch_deb PACKAGE[:ARCH]: downloads a package once into the cache.
@@ -76,7 +81,7 @@ make_initramfs() {
 judge() {
 	summary=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -n1)
 	runner=$(grep -a 'mmkit-guest: runner exit' "$1" | tail -n1)
-	bad=$(grep -a -E 'BUG:|WARNING:|Oops:|Call Trace:|Kernel panic|mmkit-guest: .*FAILED' "$1" || true)
+	bad=$(grep -a -E 'BUG:|WARNING:|Oops:|Call Trace:|Kernel panic|sleeping function called|suspicious RCU usage|mmkit-guest: .*FAILED' "$1" || true)
 	ok=0
 	if [ -z "$summary" ] || [ -z "$runner" ]; then
 		echo "no summary from the guest (panic, hang or timeout): see $1"
@@ -107,16 +112,36 @@ boot() {
 	esac || true
 }
 
-# custom_kernel: path of the self-built kernel, built once per config.
+# custom_kernel TIER VERSION: path of the kernel self-built from
+# linux-source-VERSION with $here/TIER.config, built once per config.
 custom_kernel() {
-	key=$(cat "$here/custom-amd64.config" "$here/build-kernel.sh" | sha256sum | cut -c1-12)
-	work="$cache/custom-amd64-$key"
+	config="$here/$1.config"
+	key=$(cat "$config" "$here/build-kernel.sh" | sha256sum | cut -c1-12)
+	work="$cache/$1-$key"
 	if [ ! -f "$work/bzImage" ]; then
-		fetch_deb linux-source-6.1:all >&2 || return 1
-		echo "building the custom kernel (about 10 minutes on 2 cores)" >&2
-		"$here/build-kernel.sh" "$(deb_path linux-source-6.1 all)" "$work" >&2 || return 1
+		fetch_deb "linux-source-$2:all" >&2 || return 1
+		echo "building the $1 kernel from linux-source-$2 (10-30 minutes on 2 cores)" >&2
+		"$here/build-kernel.sh" "$(deb_path "linux-source-$2" all)" "$2" "$config" "$work" >&2 ||
+			return 1
 	fi
 	echo "$work/bzImage"
+}
+
+# debian_kernel ABI: Debian's amd64 kernel of ABI, unpacked in the cache.
+debian_kernel() {
+	fetch_deb "linux-image-$1-amd64:amd64" >&2 || return 1
+	extract "linux-image-$1-amd64" amd64 "$cache/linux-image-$1-amd64"
+	echo "$cache/linux-image-$1-amd64/boot/vmlinuz-$1-amd64"
+}
+
+# debian_brd ABI DIR: brd.ko of Debian's kernel ABI; 6.12 ships it xz'ed,
+# which busybox insmod cannot load, so it is unpacked into DIR.
+debian_brd() {
+	brd="$cache/linux-image-$1-amd64/lib/modules/$1-amd64/kernel/drivers/block/brd.ko"
+	if [ -f "$brd.xz" ]; then
+		mkdir -p "$2" && xz -dc "$brd.xz" > "$2/brd.ko" && brd="$2/brd.ko"
+	fi
+	echo "$brd"
 }
 
 # build_module KERNEL_BUILD_TREE DIR: refpage.ko built out of tree in DIR.
@@ -134,34 +159,46 @@ static_tests() {
 		$(cd "$top" && ls tests/test-*.c | sed "s|^tests/\(.*\)\.c$|$1/tests/\1|")
 }
 
+# The self-built kernel whose tier runs bench-names.
+bench_names_tier=custom-amd64
+
 run_tier() {
-	abi=$(debian_abi)
-	[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
-	kernel="" modules="" bench_names=""
+	kernel="" modules="" bench_names="" arch=amd64
 	case $1 in
-	debian-amd64)
-		arch=amd64
+	debian-amd64|debian612-amd64)
+		series=6.1
+		[ "$1" = debian-amd64 ] || series=6.12
+		abi=$(debian_abi $series)
+		[ -n "$abi" ] || { echo "cannot find Debian's $series kernel ABI (apt-get update?)"; return 1; }
 		headers=/usr/src/linux-headers-$abi-amd64
 		[ -d "$headers" ] || { echo "$headers missing: tools/install-deps installs it"; return 1; }
-		modules="$(build_module "$headers" "$out/kmod-$1") \
-			$cache/linux-image-$abi-$arch/lib/modules/$abi-$arch/kernel/drivers/block/brd.ko" || return 1
+		kernel=$(debian_kernel "$abi") || return 1
+		modules="$(build_module "$headers" "$out/kmod-$1") $(debian_brd "$abi" "$out/brd-$1")" ||
+			return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64" ;;
-	custom-amd64)
-		arch=amd64
-		kernel=$(custom_kernel) || return 1
+	custom-amd64|custom612-amd64)
+		series=6.1
+		[ "$1" = custom-amd64 ] || series=6.12
+		kernel=$(custom_kernel "$1" $series) || return 1
 		src="$(dirname "$kernel")/src"
 		modules="$(build_module "$src" "$out/kmod-$1") $src/drivers/block/brd.ko" || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64"
-		# The naming experiment needs a kernel with CONFIG_ANON_VMA_NAME:
-		# Fewer VMAs and forks than published: under emulation with KASAN
-		# building and forking 65,536 VMAs takes far longer than CI has.
-		make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static "$out/static-amd64/bench/bench-names"
-		bench_names="$out/static-amd64/bench/bench-names"
-		bench_names_args="--vmas 4096 --forks 20" ;;
+		# One self-built kernel (CONFIG_ANON_VMA_NAME) also runs the naming
+		# experiment, with fewer VMAs and forks than published: under
+		# emulation with KASAN building and forking 65,536 VMAs takes far
+		# longer than CI has.
+		if [ "$1" = "$bench_names_tier" ]; then
+			make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static \
+				"$out/static-amd64/bench/bench-names"
+			bench_names="$out/static-amd64/bench/bench-names"
+			bench_names_args="--vmas 4096 --forks 20"
+		fi ;;
 	debian-arm64)
 		arch=arm64
+		abi=$(debian_abi 6.1)
+		[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
 		make -s -C "$top" cross-aarch64
 		tests="$top/build-aarch64" ;;
 	*)	echo "unknown tier $1"; return 1 ;;

@@ -5,9 +5,11 @@
 # QEMU (software emulation) with a busybox initramfs that runs the test
 # suite, then judges the console: the guest runner's summary line and exit
 # code must be there and clean, and the kernel must not have logged BUG:,
-# WARNING:, Oops: or Call Trace:.  QEMU's own exit code says nothing.
+# WARNING:, Oops:, Call Trace:, "sleeping function called" (DEBUG_ATOMIC_SLEEP)
+# or "suspicious RCU usage" (PROVE_RCU).  QEMU's own exit code says nothing.
 #
-#   tests/kernels/run.sh debian-amd64 debian-arm64
+#   tests/kernels/run.sh debian-amd64 debian-arm64 debian612-amd64 \
+#	custom-amd64 custom612-amd64
 #
 # Kernels and packages are cached in $MMKIT_KERNEL_CACHE
 # (default ~/.cache/mmkit-kernels); a fresh machine downloads them.
