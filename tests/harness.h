@@ -6,6 +6,7 @@
 #ifndef MMKIT_TEST_HARNESS_H
 #define MMKIT_TEST_HARNESS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <signal.h>
@@ -156,5 +157,20 @@ static inline struct t_child t_spawn_paused(void (*fn)(void *), void *arg)
 	T_EQ(waitpid(c_.pid, &st_, 0), c_.pid);				\
 	T_CHILD_OK(st_);						\
 } while (0)
+
+/* Descriptors this process has open, for leak checks. */
+static inline int t_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		T_FAIL("opendir /proc/self/fd: %s", strerror(errno));
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the directory's own */
+}
 
 #endif /* MMKIT_TEST_HARNESS_H */

@@ -46,21 +46,6 @@ static int cur_err;
 static unsigned long *total_injected;
 static size_t page;
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		T_FAIL("opendir /proc/self/fd: %s", strerror(errno));
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;	/* the directory's own */
-}
-
 /*
  * The sanitizers' allocator maps regions of its own as the test runs: in
  * their build only descriptors are counted (and LeakSanitizer sees memory);
@@ -363,7 +348,7 @@ static int run_faulted(const struct scenario *s, unsigned long nth, int err)
 
 static void expect_counts(int fds, int maps, const char *when)
 {
-	int f = count_fds(), m = count_maps();
+	int f = t_count_fds(), m = count_maps();
 
 	if (f != fds || m != maps)
 		T_FAIL("%s: %s %d fds, %d mappings; %d and %d before", failing, when, f, m,
@@ -377,7 +362,7 @@ static void sweep(const struct scenario *s, int err)
 	int fds, maps, ret;
 
 	T_EQ(s->run(), 0);
-	fds = count_fds();
+	fds = t_count_fds();
 	maps = count_maps();
 	for (nth = 1; run_faulted(s, nth, err); nth++) {
 		expect_counts(fds, maps, "after the failure");
@@ -399,7 +384,7 @@ struct fresh_run {
 static void fresh_child(void *arg)
 {
 	struct fresh_run *fr = arg;
-	int fds = count_fds(), maps, fired;
+	int fds = t_count_fds(), maps, fired;
 
 	int ret;
 

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	p = mmap(NULL, PAGES * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	T_ASSERT(p != MAP_FAILED);
 	T_EQ(pipe(pipefd), 0);
-	fds = stress_count_fds();
+	fds = t_count_fds();
 	fflush(NULL);
 	pid = fork();
 	T_ASSERT(pid >= 0);
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	}
 	kill(pid, SIGKILL);
 	T_EQ(waitpid(pid, &status, 0), pid);
-	T_EQ(stress_count_fds(), fds);
+	T_EQ(t_count_fds(), fds);
 	printf("stress-names: %lu iterations (registry reads, %lu entries)\n", reads, entries);
 	return T_EXIT_PASS;
 }

@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	T_ASSERT(reads_pattern(shared, PAGES * page));
 	T_EQ(mmkit_refpage_unmap(rp, shared, PAGES * page), 0);
 	mmkit_refpage_destroy(rp);
-	fds = stress_count_fds();
+	fds = t_count_fds();
 	T_EQ(mmkit_refpage_create(&rp, pattern, sizeof(pattern), flag), 0);
 	T_EQ(mmkit_refpage_map(rp, PAGES * page, PROT_READ | PROT_WRITE, (void **)&shared), 0);
 
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 		T_EQ(pthread_join(th[i], NULL), 0);
 	T_EQ(mmkit_refpage_unmap(rp, shared, PAGES * page), 0);
 	mmkit_refpage_destroy(rp);
-	T_EQ(stress_count_fds(), fds);
+	T_EQ(t_count_fds(), fds);
 	for (int i = 0; i < WRITERS + 3; i++)
 		total += counts[i];
 	printf("stress-refpage %s: %lu iterations (writes %lu, drops %lu, maps %lu, "

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	stress_start(argc, argv);
 	/* The set-up's own descriptors and mappings are made before counting. */
 	T_EQ(mmkit_secret_stats(&st), 0);
-	fds = stress_count_fds();
+	fds = t_count_fds();
 	for (int i = 0; i < THREADS; i++) {
 		workers[i].seed = 0x9e3779b9u * (uint32_t)(i + 1);
 		pthread_mutex_init(&workers[i].lock, NULL);
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	T_EQ(mmkit_secret_stats(&st), 0);
 	T_EQ(st.allocs_live, 0);
 	T_EQ(st.bytes_live, 0);
-	T_EQ(stress_count_fds(), fds);
+	T_EQ(t_count_fds(), fds);
 	printf("stress-secret: %lu iterations, %lu forks, backend %s\n", iterations, forks,
 	       st.backend);
 	return T_EXIT_PASS;

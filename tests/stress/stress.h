@@ -7,7 +7,6 @@
 #ifndef MMKIT_STRESS_H
 #define MMKIT_STRESS_H
 
-#include <dirent.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -36,20 +35,6 @@ static inline void stress_start(int argc, char **argv)
 static inline int stress_running(void)
 {
 	return stress_now() < stress_deadline;
-}
-
-static inline int stress_count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		T_FAIL("opendir /proc/self/fd: %s", strerror(errno));
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
 }
 
 /* xorshift: each thread its own state. */
