@@ -168,10 +168,14 @@ $(B)/tests/%: tests/%.c $(LIB_OBJS)
 		$(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
 
 # The libFuzzer targets and the stress programs look inside the library too.
+# The command's escapers and parsers are fuzzed too.
+$(B)/fuzz/fuzz-cli: $(B)/cli/util.o
+$(B)/fuzz/fuzz-cli: CPPFLAGS += -Icli
+
 $(B)/fuzz/%: tests/fuzz/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer \
-		$(DEPFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(MMKIT_LDLIBS) $(LDLIBS)
+		$(DEPFLAGS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(MMKIT_LDLIBS) $(LDLIBS)
 
 $(B)/stress/%: tests/stress/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
