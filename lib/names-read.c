@@ -10,12 +10,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 
 #include "names.h"
 
@@ -331,34 +330,60 @@ out:
  * Opens descriptor @name of /proc/PID/fd (@dfd) for reading if it is a
  * registry not read yet (@seen), counting in @stats what it skips.
  *
- * A registry is a memfd: an unlinked regular file of shmem (tmpfs, or
- * ramfs on a kernel without CONFIG_SHMEM), where no open or read can
- * block.  The link alone proves nothing: any file unlinked from the path
- * "/memfd:mmkit-names" reads the same, and opening a FIFO there would wait
- * for a writer forever, a file of a FUSE or NFS mount for its server.  So
- * the file is opened O_PATH, which opens nothing behind it, checked, and
- * only then reopened through /proc/self/fd.  A hugetlbfs memfd is not ours
- * either: the registry never asks for huge pages.
+ * A registry is a memfd: an unlinked regular file on the kernel's internal
+ * shmem mount, where no open or read can block.  The link alone proves
+ * nothing: any file unlinked from the path "/memfd:mmkit-names" reads the
+ * same (a tmpfs mounted on / of another mount namespace included), and
+ * opening a FIFO there would wait for a writer forever, a file of a FUSE
+ * or NFS mount for its server.  So the file is opened O_PATH, which opens
+ * nothing behind it, and must be on the very device our own memfds are
+ * (one internal mount serves every memfd of the system, whatever the
+ * namespace; a tmpfs anyone mounts is another device); only then is it
+ * reopened through /proc/self/fd.
  *
  * Returns the descriptor, -ENOENT if there is nothing to read (the target
  * closed it meanwhile, a decoy, a file read already), or -errno.
  */
+static pthread_once_t memfd_dev_once = PTHREAD_ONCE_INIT;
+static dev_t memfd_dev_cached;
+static int memfd_dev_error;
+
+static void memfd_dev_probe(void)
+{
+	struct stat st;
+	int fd = sys_memfd_create("mmkit-probe", MFD_CLOEXEC);
+
+	memfd_dev_error = fd < 0 ? fd : sys_fstat(fd, &st);
+	if (fd >= 0)
+		sys_close(fd);
+	if (!memfd_dev_error)
+		memfd_dev_cached = st.st_dev;
+}
+
+/* The device of every memfd, asked once of a memfd of our own. */
+static int memfd_device(dev_t *dev)
+{
+	pthread_once(&memfd_dev_once, memfd_dev_probe);
+	*dev = memfd_dev_cached;
+	return memfd_dev_error;
+}
+
 static int registry_open(int dfd, const char *name, struct seen *seen,
 			 struct mmkit__names_stats *stats)
 {
-	struct statfs sf;
 	struct stat st;
 	char self[32];
 	int path_fd, fd, ret;
+	dev_t memfd_dev;
 
+	ret = memfd_device(&memfd_dev);
+	if (ret)
+		return ret;
 	path_fd = sys_openat(dfd, name, O_PATH | O_CLOEXEC, 0);
 	if (path_fd < 0)
 		return path_fd;
 	ret = sys_fstat(path_fd, &st);
-	if (!ret)
-		ret = sys_fstatfs(path_fd, &sf);
-	if (!ret && (!S_ISREG(st.st_mode) || st.st_nlink ||
-		     (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))) {
+	if (!ret && (!S_ISREG(st.st_mode) || st.st_nlink || st.st_dev != memfd_dev)) {
 		stats->decoys++;
 		ret = -ENOENT;
 	}

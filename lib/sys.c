@@ -18,7 +18,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
@@ -331,12 +330,6 @@ int sys_fstat(int fd, struct stat *st)
 	FAULT(SYS_FAULT_FSTAT);
 	SAVE_ERRNO;
 	return RESULT(fstat(fd, st));
-}
-
-int sys_fstatfs(int fd, struct statfs *st)
-{
-	SAVE_ERRNO;
-	return RESULT(fstatfs(fd, st));
 }
 
 int sys_ioctl(int fd, unsigned long req, void *arg)

@@ -50,8 +50,6 @@ ssize_t sys_write(int fd, const void *buf, size_t len);
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off);
 int sys_ftruncate(int fd, off_t len);
 int sys_fstat(int fd, struct stat *st);
-struct statfs;
-int sys_fstatfs(int fd, struct statfs *st);
 int sys_ioctl(int fd, unsigned long req, void *arg);
 int sys_access(const char *path, int mode);
 ssize_t sys_readlinkat(int dirfd, const char *path, char *buf, size_t len);

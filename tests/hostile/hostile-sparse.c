@@ -20,6 +20,9 @@ int main(void)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		hostile_skip("no 8 TiB of address space: %s", strerror(errno));
+	/* One page each, not a huge page, whatever the THP setting. */
+	if (madvise(p, SPAN, MADV_NOHUGEPAGE))
+		hostile_fail("madvise", -errno);
 	p[0] = 1;
 	p[SPAN - page] = 1;
 	hostile_name(p, SPAN / 2, "sparse-low");
