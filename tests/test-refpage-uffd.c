@@ -120,17 +120,26 @@ static void check_foreign_sigbus_reaches_first(void)
 	close(fd);
 }
 
-/* Another library installs its handler while an object lives; the object goes, a new one comes. */
-static void chain_after_recreate(void *arg)
+/*
+ * A first library's handler, then mmkit's with an object, then a later
+ * library's installed while the object lives; then the object goes.
+ */
+static void later_library_over_object(void)
 {
 	struct mmkit_refpage *rp;
 
-	(void)arg;
 	alarm(CASE_SECONDS);
 	install(first_handler, NULL, NULL);
 	rp = create(pattern, 16);
 	install(NULL, later_handler, &later_prev);
 	mmkit_refpage_destroy(rp);
+}
+
+/* Another library installs its handler while an object lives; the object goes, a new one comes. */
+static void chain_after_recreate(void *arg)
+{
+	(void)arg;
+	later_library_over_object();
 	check_serves();
 	check_foreign_sigbus_reaches_first();
 }
@@ -142,14 +151,8 @@ static void chain_after_recreate(void *arg)
  */
 static void chain_not_to_itself(void *arg)
 {
-	struct mmkit_refpage *rp;
-
 	(void)arg;
-	alarm(CASE_SECONDS);
-	install(first_handler, NULL, NULL);
-	rp = create(pattern, 16);
-	install(NULL, later_handler, &later_prev);
-	mmkit_refpage_destroy(rp);
+	later_library_over_object();
 	T_EQ(sigaction(SIGBUS, &later_prev, NULL), 0);
 	check_serves();
 	check_foreign_sigbus_reaches_first();
