@@ -261,7 +261,11 @@ static void many_vmas(void *arg)
 	printf("    mmkit_memlock_check over %d VMAs: %.3f s\n", MANY_VMAS, t);
 	/* Found all three locked pages, the last near the end of the range. */
 	T_EQ(m.needed, len - 3 * page);
-	if (t >= 2.0)
+	/*
+	 * Linear: 0.12 s here, 2.1 s in the KASAN kernel tier under emulation;
+	 * the quadratic reader it replaces took 99 s here.
+	 */
+	if (t >= 10.0)
 		T_FAIL("mmkit_memlock_check over %d VMAs took %.3f s", MANY_VMAS, t);
 	fflush(stdout);
 	_exit(0);
@@ -287,7 +291,7 @@ int main(void)
 	T_CHILD_OK(t_in_child(lockall_future_unprivileged, NULL));
 	T_CASE("root: lockall(CURRENT|ONFAULT)");
 	T_CHILD_OK(t_in_child(lockall_current_exempt, NULL));
-	T_CASE("unprivileged: an over-limit check across 20,000 VMAs takes < 2 s");
+	T_CASE("unprivileged: an over-limit check across 20,000 VMAs takes < 10 s");
 	T_CHILD_OK(t_in_child(many_vmas, NULL));
 	T_CASE("root in a child user namespace: not exempt, limited as the kernel does");
 	status = t_in_child(userns_limited, NULL);
