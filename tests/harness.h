@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -171,6 +172,15 @@ static inline int t_count_fds(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n - 1;	/* the directory's own */
+}
+
+/* CLOCK_MONOTONIC in seconds, for timing a case. */
+static inline double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 #endif /* MMKIT_TEST_HARNESS_H */

@@ -226,14 +226,6 @@ static void userns_limited(void *arg)
 	_exit(0);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 #define MANY_VMAS	20000
 
 /*
@@ -255,9 +247,9 @@ static void many_vmas(void *arg)
 	t_become_nobody();
 	T_EQ(mmkit_lock(p + 2 * page, 2 * page, MMKIT_LOCK_ONFAULT), 0);
 	T_EQ(mmkit_lock(p + (MANY_VMAS - 2) * page, page, MMKIT_LOCK_ONFAULT), 0);
-	t = now();
+	t = t_now();
 	T_EQ(mmkit_memlock_check(p, len, &m), -ENOMEM);
-	t = now() - t;
+	t = t_now() - t;
 	printf("    mmkit_memlock_check over %d VMAs: %.3f s\n", MANY_VMAS, t);
 	/* Found all three locked pages, the last near the end of the range. */
 	T_EQ(m.needed, len - 3 * page);

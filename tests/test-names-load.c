@@ -42,14 +42,6 @@ struct setup {
 	pid_t pid;
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /*
  * Entry @i of extra registry @r (1 or 2).  The first: from the middle of
  * page 2i to the middle of page 2i + 1; the second: from a quarter into
@@ -179,9 +171,9 @@ static void reader(void *arg)
 	ssize_t n;
 
 	alarm(READ_SECONDS);
-	t0 = now_ms();
+	t0 = t_now() * 1e3;
 	n = mmkit__names_read(s->pid, -1, &e, &stats);
-	ms = now_ms() - t0;
+	ms = t_now() * 1e3 - t0;
 	if (n < 0)
 		T_FAIL("mmkit__names_read: %s", strerror((int)-n));
 	printf("    %zu names through %d descriptors, %d more registries: %zd entries in %.0f ms\n",
@@ -224,9 +216,9 @@ static void reader_busy(void *arg)
 
 	alarm(READ_SECONDS);
 	for (i = 0; i < BUSY_READS; i++) {
-		t0 = now_ms();
+		t0 = t_now() * 1e3;
 		n = mmkit__names_read(s->pid, -1, &e, &stats);
-		ms = now_ms() - t0;
+		ms = t_now() * 1e3 - t0;
 		worst = ms > worst ? ms : worst;
 		if (n < 0)
 			T_FAIL("read %d of %d: %s", i + 1, BUSY_READS, strerror((int)-n));

@@ -224,14 +224,6 @@ static void *stress_reader(void *arg)
 	}
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void destroy_under_faults(void *arg)
 {
 	pthread_t th[STRESS_THREADS];
@@ -249,7 +241,7 @@ static void destroy_under_faults(void *arg)
 	stress.cycle = cycle;
 	for (t = 0; t < STRESS_THREADS; t++)
 		T_EQ(pthread_create(&th[t], NULL, stress_reader, (void *)(uintptr_t)t), 0);
-	end = now() + STRESS_SECONDS;
+	end = t_now() + STRESS_SECONDS;
 	do {
 		/* Let the readers fault in this range, then pull the object from under them. */
 		reads = stress.reads;
@@ -265,7 +257,7 @@ static void destroy_under_faults(void *arg)
 			while (stress.reading[t] == cycle - 1)
 				usleep(50);
 		T_EQ(munmap(p, STRESS_PAGES * page), 0);
-	} while (now() < end && !stress.bad);
+	} while (t_now() < end && !stress.bad);
 	stress.cycle = 0;
 	for (t = 0; t < STRESS_THREADS; t++)
 		T_EQ(pthread_join(th[t], NULL), 0);

@@ -298,14 +298,6 @@ static void test_other_process(void)
 	unmap_guarded(p, 8);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int ignore_run(uint64_t start, uint64_t end, enum mmkit__page_state state, void *arg)
 {
 	(void)start, (void)end, (void)state, (void)arg;
@@ -363,9 +355,9 @@ static void sparse_case(const char *what, const size_t *offs, size_t noffs, doub
 		p[offs[i] % len] = 1;
 		want[offs[i] % len >= half] += page;
 	}
-	t = now();
+	t = t_now();
 	c = regions_in(0, p, len);
-	t = now() - t;
+	t = t_now() - t;
 	printf("    %s: %zu GiB in two parts read in %.3f s\n", what, len >> 30, t);
 	T_EQ(c->n, 2);
 	T_ASSERT(is_named(&c->r[0]) && !strcmp(c->r[0].name, "sparse-a"));

@@ -27,14 +27,6 @@ static void set_memlock_limit(unsigned long long bytes)
 		T_FAIL("setrlimit(RLIMIT_MEMLOCK, %llu): %s", bytes, strerror(errno));
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void hundred_thousand(void *arg)
 {
 	struct mmkit_secret_stats st;
@@ -46,7 +38,7 @@ static void hundred_thousand(void *arg)
 	T_ASSERT(p);
 	set_memlock_limit(8 * MIB);
 	t_become_nobody();
-	t0 = now();
+	t0 = t_now();
 	for (i = 0; i < COUNT; i++) {
 		ret = mmkit_secret_alloc((void **)&p[i], 32, MMKIT_SECRET_QUIET);
 		if (ret) {
@@ -56,7 +48,7 @@ static void hundred_thousand(void *arg)
 		for (j = 0; j < 8; j++)
 			p[i][j] = (uint32_t)i * 8 + (uint32_t)j;
 	}
-	t1 = now();
+	t1 = t_now();
 	T_EQ(mmkit_secret_stats(&st), 0);
 	T_EQ(st.allocs_live, COUNT);
 	T_ASSERT(!st.memlock_exempt);

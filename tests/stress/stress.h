@@ -14,14 +14,6 @@
 
 static double stress_deadline;
 
-static inline double stress_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Reads the seconds to run from argv[1]. */
 static inline void stress_start(int argc, char **argv)
 {
@@ -29,12 +21,12 @@ static inline void stress_start(int argc, char **argv)
 
 	if (secs <= 0)
 		T_FAIL("usage: %s SECONDS", argv[0]);
-	stress_deadline = stress_now() + secs;
+	stress_deadline = t_now() + secs;
 }
 
 static inline int stress_running(void)
 {
-	return stress_now() < stress_deadline;
+	return t_now() < stress_deadline;
 }
 
 /* xorshift: each thread its own state. */
