@@ -45,34 +45,27 @@ struct scan {
 	unsigned long long scanned;
 };
 
+static int count_fd(int fd_dir, const char *name, void *arg)
+{
+	struct holder *h = arg;
+	struct stat st;
+
+	h->fds++;
+	if (!fstatat(fd_dir, name, &st, 0))
+		h->fd_bytes += (unsigned long long)st.st_size;
+	return 0;
+}
+
 /* Counts the secretmem descriptors of @pid; -errno if they cannot be listed. */
 static int scan_fds(int procfd, struct holder *h)
 {
-	char link[sizeof(SECRETMEM_NAME) + 1];
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int fd;
+	int fd = openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
 
-	fd = openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((de = readdir(dir))) {
-		ssize_t n = readlinkat(fd, de->d_name, link, sizeof(link) - 1);
-
-		if (n < 0 || (size_t)n != strlen(SECRETMEM_NAME) || memcmp(link, SECRETMEM_NAME, (size_t)n))
-			continue;
-		h->fds++;
-		if (!fstatat(fd, de->d_name, &st, 0))
-			h->fd_bytes += (unsigned long long)st.st_size;
-	}
-	closedir(dir);
-	return 0;
+	ret = mmkit__fds_linked_to(fd, SECRETMEM_NAME, count_fd, h);
+	close(fd);
+	return ret;
 }
 
 /* Sums the secretmem mappings of /proc/PID/maps; -errno if unreadable. */

@@ -7,7 +7,6 @@
  * file once however many descriptors reach it, and several registries are
  * merged in O(n log n) (tables_merge()).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "procfs.h"
 
 /* How long a reader keeps trying while writers change the registry. */
 #define READ_DEADLINE_NS	2000000000ull
@@ -407,6 +407,41 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
 	return fd;
 }
 
+/* What reading the registries of one process gathers, descriptor by descriptor. */
+struct pid_read {
+	struct seen seen;
+	struct table *regs;
+	struct mmkit__names_stats *stats;
+};
+
+static int read_one(int fd_dir, const char *name, void *arg)
+{
+	struct pid_read *r = arg;
+	struct mmkit__name_range *e = NULL;
+	struct table *bigger;
+	ssize_t got;
+	int fd;
+
+	fd = registry_open(fd_dir, name, &r->seen, r->stats);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	/* seen holds every registry opened: regs has room for as many. */
+	bigger = mmkit__reallocarray(r->regs, r->seen.n, sizeof(*r->regs));
+	if (!bigger) {
+		sys_close(fd);
+		return -ENOMEM;
+	}
+	r->regs = bigger;
+	got = registry_read(fd, &e);
+	sys_close(fd);
+	if (got < 0)
+		return (int)got;
+	r->regs[r->stats->registries++] = (struct table){ e, (size_t)got };
+	return 0;
+}
+
 /*
  * The registries of process @pid: normally one, but two copies of libmmkit
  * (static and shared) in one process each keep theirs.
@@ -414,63 +449,27 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
 static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range **out,
 				 struct mmkit__names_stats *stats)
 {
-	char path[64], link[sizeof(MMKIT__REGISTRY_LINK)];
-	char buf[4096] __attribute__((aligned(8)));
-	struct table *regs = NULL, *bigger;
-	struct seen seen = { NULL, 0, 0 };
-	struct mmkit__name_range *e;
-	struct dirent64 *d;
-	ssize_t n = 0, len, got;
-	int dfd, fd, ret = 0;
-	size_t off, i;
+	struct pid_read r = { { NULL, 0, 0 }, NULL, stats };
+	char path[64];
+	ssize_t got = 0;
+	int dfd, ret;
+	size_t i;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	dfd = procfd >= 0 ? sys_openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) :
 	      sys_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
 		return dfd;
-	while (!ret && (n = sys_getdents64(dfd, buf, sizeof(buf))) > 0) {
-		for (off = 0; !ret && off < (size_t)n; off += d->d_reclen) {
-			d = (struct dirent64 *)(buf + off);
-			len = sys_readlinkat(dfd, d->d_name, link, sizeof(link));
-			if (len != (ssize_t)sizeof(link) - 1 || memcmp(link, MMKIT__REGISTRY_LINK, (size_t)len))
-				continue;
-			fd = registry_open(dfd, d->d_name, &seen, stats);
-			if (fd == -ENOENT)
-				continue;
-			if (fd < 0) {
-				ret = fd;
-				break;
-			}
-			/* seen holds every registry opened: regs has room for as many. */
-			bigger = mmkit__reallocarray(regs, seen.n, sizeof(*regs));
-			if (!bigger) {
-				sys_close(fd);
-				ret = -ENOMEM;
-				break;
-			}
-			regs = bigger;
-			e = NULL;
-			got = registry_read(fd, &e);
-			sys_close(fd);
-			if (got < 0) {
-				ret = (int)got;
-				break;
-			}
-			regs[stats->registries++] = (struct table){ e, (size_t)got };
-		}
-	}
-	if (!ret && n < 0)
-		ret = (int)n;
+	ret = mmkit__fds_linked_to(dfd, MMKIT__REGISTRY_LINK, read_one, &r);
 	sys_close(dfd);
-	free(seen.ids);
+	free(r.seen.ids);
 	if (!ret) {
-		got = tables_merge(regs, stats->registries, out);
+		got = tables_merge(r.regs, stats->registries, out);
 	} else {
 		for (i = 0; i < stats->registries; i++)
-			free(regs[i].e);
+			free(r.regs[i].e);
 	}
-	free(regs);
+	free(r.regs);
 	return ret ? ret : got;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/ioctl.h>
@@ -348,4 +350,25 @@ int mmkit__pagemap_scan(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn
 		start = req.walk_end;
 	}
 	return ret;
+}
+
+int mmkit__fds_linked_to(int fd_dir, const char *link, mmkit__fd_fn fn, void *arg)
+{
+	char buf[4096] __attribute__((aligned(8))), target[PATH_MAX];
+	size_t want = strlen(link), off;
+	struct dirent64 *d;
+	ssize_t n, len;
+	int ret = 0;
+
+	while (!ret && (n = sys_getdents64(fd_dir, buf, sizeof(buf))) > 0) {
+		for (off = 0; !ret && off < (size_t)n; off += d->d_reclen) {
+			d = (struct dirent64 *)(buf + off);
+			/* One byte more than @link: a longer target does not match. */
+			len = sys_readlinkat(fd_dir, d->d_name, target,
+					     want + 1 < sizeof(target) ? want + 1 : sizeof(target));
+			if (len == (ssize_t)want && !memcmp(target, link, want))
+				ret = fn(fd_dir, d->d_name, arg);
+		}
+	}
+	return ret ? ret : n < 0 ? (int)n : 0;
 }

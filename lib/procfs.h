@@ -101,4 +101,12 @@ int mmkit__pagemap_walk(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn
  */
 int mmkit__pagemap_scan(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn fn, void *arg);
 
+/*
+ * Calls @fn(@fd_dir, NAME, @arg) for each entry NAME of @fd_dir (an open
+ * /proc/PID/fd) whose link reads exactly @link, until @fn returns
+ * non-zero, which is returned.  -errno if the directory cannot be read.
+ */
+typedef int (*mmkit__fd_fn)(int fd_dir, const char *name, void *arg);
+int mmkit__fds_linked_to(int fd_dir, const char *link, mmkit__fd_fn fn, void *arg);
+
 #endif /* MMKIT_PROCFS_H */
