@@ -259,6 +259,13 @@ int mmkit_secret_stats(struct mmkit_secret_stats *st);
  */
 int mmkit_secret_protect(void *p, int access);
 /*
+ * Stores in *@size the bytes asked for when @p was allocated: 0 if @p is
+ * the start of a secret of this allocator (also one inherited through
+ * fork, which cannot be read), -ENOENT if it is not, -EINVAL for NULL.
+ * Never aborts: for shims that must tell their pointers from others.
+ */
+int mmkit_secret_size(const void *p, size_t *size);
+/*
  * Maps, pre-faults and keeps pool chunks for @bytes of small secrets, so
  * later allocations neither map nor fault; the RLIMIT_MEMLOCK charge is
  * taken now.  Grows the reserve only; -ENOMEM and -ENOSYS as for alloc.

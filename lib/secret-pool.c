@@ -250,6 +250,20 @@ int secret__pool_alloc(void **p, size_t size)
 	return 0;
 }
 
+size_t secret__pool_size(const struct chunk *c, const char *p)
+{
+	size_t off = (size_t)(p - c->data);
+	unsigned int idx;
+
+	if ((c->state != CHUNK_ACTIVE && c->state != CHUNK_DEAD) || off >= S.chunk_len)
+		return 0;
+	chunk_check(c);
+	idx = (unsigned int)((off * c->slot_inv) >> 32);
+	if ((size_t)idx * c->slot != off || idx >= c->bump)
+		return 0;
+	return c->sizes[idx];
+}
+
 void secret__pool_free(struct chunk *c, char *p)
 {
 	size_t off = (size_t)(p - c->data);

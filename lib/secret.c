@@ -192,6 +192,34 @@ MMKIT_EXPORT int mmkit_secret_protect(void *p, int access)
 	return ret;
 }
 
+MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
+{
+	struct chunk *c;
+	struct span *sp;
+	size_t n = 0;
+	int ret;
+
+	if (!p || !size)
+		return -EINVAL;
+	ret = ensure_init();
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&S.lock);
+	c = secret__chunk_of(p);
+	if (c) {
+		n = secret__pool_size(c, p);
+	} else {
+		sp = secret__span_find(p);
+		if (sp)
+			n = sp->size;
+	}
+	pthread_mutex_unlock(&S.lock);
+	if (!n)
+		return -ENOENT;
+	*size = n;
+	return 0;
+}
+
 MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 {
 	enum secret_backend before;

@@ -148,6 +148,8 @@ int secret__pool_alloc(void **p, size_t size);
 /* The chunk @p lies in, or NULL if it is not in the pool. */
 struct chunk *secret__chunk_of(const void *p);
 void secret__pool_free(struct chunk *c, char *p);
+/* The size asked for by the secret starting at @p in @c, or 0 if none does. */
+size_t secret__pool_size(const struct chunk *c, const char *p);
 /* Maps a new chunk into the cache. */
 int secret__chunk_map(struct chunk **out);
 /* Empty chunks, in the cache or kept by a size class. */

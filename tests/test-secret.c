@@ -162,6 +162,45 @@ static void test_bad_input(void)
 	T_EQ(mmkit_secret_protect(NULL, MMKIT_SECRET_READONLY), -EINVAL);
 }
 
+static void size_in_child(void *arg)
+{
+	size_t n = 0;
+
+	/* The parent's secret is PROT_NONE here, but still this allocator's. */
+	if (mmkit_secret_size(arg, &n) || n != 100)
+		T_FAIL("inherited secret: size %zu", n);
+}
+
+static void test_size(void)
+{
+	static const size_t sizes[] = { 1, 100, 2040, 2041, 70000 };
+	void *p[5], *paged;
+	size_t i, n = 0;
+	int local;
+
+	T_CASE("mmkit_secret_size: the size asked for, -ENOENT for other pointers");
+	for (i = 0; i < 5; i++)
+		p[i] = secret(sizes[i], 0);
+	paged = secret(24, MMKIT_SECRET_PAGES);
+	for (i = 0; i < 5; i++) {
+		T_EQ(mmkit_secret_size(p[i], &n), 0);
+		T_EQ(n, sizes[i]);
+		T_EQ(mmkit_secret_size((char *)p[i] + 16, &n), -ENOENT);
+	}
+	T_EQ(mmkit_secret_size(paged, &n), 0);
+	T_EQ(n, 24);
+	T_EQ(mmkit_secret_size(&local, &n), -ENOENT);
+	T_EQ(mmkit_secret_size(NULL, &n), -EINVAL);
+	T_EQ(mmkit_secret_size(p[0], NULL), -EINVAL);
+	T_CHILD_OK(t_in_child(size_in_child, p[1]));
+	for (i = 0; i < 5; i++)
+		mmkit_secret_free(p[i]);
+	mmkit_secret_free(paged);
+	for (i = 0; i < 5; i++)
+		T_EQ(mmkit_secret_size(p[i], &n), -ENOENT);
+	T_EQ(mmkit_secret_size(paged, &n), -ENOENT);
+}
+
 static void test_wiped(void)
 {
 	unsigned char *p, *q;
@@ -356,6 +395,7 @@ static void suite(void)
 	test_alignment();
 	test_sizes();
 	test_bad_input();
+	test_size();
 	test_wiped();
 	test_protect();
 	test_stats_probe();
