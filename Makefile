@@ -51,6 +51,7 @@ MMKIT_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
 		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread
 LIB_CFLAGS	:= $(MMKIT_CFLAGS) -fPIC -fvisibility=hidden
 CLI_CFLAGS	:= $(MMKIT_CFLAGS) -Ilib -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"' \
+		   -DMMKIT_LIBDIR='"$(LIBDIR)"' \
 		   -DMMKIT_VERSION='"$(VERSION)"'
 DEPFLAGS	= -MMD -MP -MF $(basename $@).d -MT $@
 MMKIT_LDLIBS	:= -pthread
@@ -64,6 +65,9 @@ FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz-*.c)
 STRESS_SRCS	:= $(wildcard tests/stress/stress-*.c)
 BENCH_SRCS	:= $(wildcard bench/bench-*.c)
 EXAMPLE_SRCS	:= $(wildcard examples/*.c)
+# The preloadable shims: preload/NAME.c (with its export list preload/NAME.map)
+# becomes libmmkit-NAME.so, the library linked in with its symbols hidden.
+PRELOAD_SRCS	:= $(wildcard preload/*.c)
 
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(B)/%.o)
 CLI_OBJS	:= $(CLI_SRCS:%.c=$(B)/%.o)
@@ -73,8 +77,10 @@ FUZZERS		:= $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%)
 STRESSORS	:= $(STRESS_SRCS:tests/stress/%.c=$(B)/stress/%)
 BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
+PRELOADS	:= $(PRELOAD_SRCS:preload/%.c=$(B)/libmmkit-%.so)
 DEPS		:= $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
-		   $(EXAMPLES:=.d) $(HOSTILES:=.d) $(FUZZERS:=.d) $(STRESSORS:=.d)
+		   $(EXAMPLES:=.d) $(HOSTILES:=.d) $(FUZZERS:=.d) $(STRESSORS:=.d) \
+		   $(PRELOAD_SRCS:preload/%.c=$(B)/preload/%.d)
 
 SHLIB		:= $(B)/libmmkit.so.$(VERSION)
 SHLIB_LINKS	:= $(B)/libmmkit.so.$(SOVERSION) $(B)/libmmkit.so
@@ -117,7 +123,8 @@ endif
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
 
-all: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES) $(HOSTILES)
+all: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit $(TESTS) $(BENCHES) $(EXAMPLES) $(HOSTILES) \
+	$(PRELOADS)
 
 $(B)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -142,12 +149,13 @@ $(STLIB): $(B)/libmmkit.o
 	@rm -f $@
 	$(Q)$(call say,AR,$@)$(AR) rcs $@ $^
 
-# The command looks for installed benchmarks in LIBEXECDIR: it is rebuilt
-# when that changes (make; make install PREFIX=...).
-$(CLI_OBJS): $(B)/cli/libexecdir.set
+# The command looks for installed benchmarks in LIBEXECDIR and for the
+# shims in LIBDIR: it is rebuilt when they change (make; make install
+# PREFIX=...).
+$(CLI_OBJS): $(B)/cli/dirs.set
 
-$(B)/cli/libexecdir.set: FORCE
-	$(call record,$(LIBEXECDIR)/mmkit)
+$(B)/cli/dirs.set: FORCE
+	$(call record,$(LIBEXECDIR)/mmkit $(LIBDIR))
 
 $(B)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
@@ -158,6 +166,16 @@ $(B)/cli/%.o: cli/%.c
 $(B)/mmkit: $(CLI_OBJS) $(LIB_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_OBJS) \
 		$(MMKIT_LDLIBS) $(LDLIBS)
+
+# A shim is PIC like the library, and exports only what its map lists.
+$(B)/preload/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(LIB_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(B)/libmmkit-%.so: $(B)/preload/%.o $(LIB_OBJS) preload/%.map
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared \
+		-Wl,--version-script=preload/$*.map -o $@ $< $(LIB_OBJS) \
+		$(MMKIT_LDLIBS) -ldl $(LDLIBS)
 
 # Tests (and the hostile targets, tests/hostile/) may look inside the
 # library (lib/*.h) and call its internal functions, which the archive
@@ -211,7 +229,7 @@ ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 build-asan: FORCE
 	$(Q)$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
-		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= all
+		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= PRELOAD_SRCS= all
 
 # Every suite on this machine; the last line adds them all up.
 check: all build-asan cross-aarch64 build-fuzz build-tsan $(STRESSORS)
@@ -274,7 +292,7 @@ install_man	= $(if $(filter %.$(1),$(MAN_PAGES)),install -d $(DESTDIR)$(MANDIR)/
 
 # mmkit.pc is written at install time: it names the PREFIX of this install.
 # Man pages that are ".so" stubs are installed as they are: man follows them.
-install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
+install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES) $(PRELOADS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBEXECDIR)/mmkit
 	install -m 755 $(B)/mmkit $(DESTDIR)$(BINDIR)/mmkit
@@ -282,6 +300,7 @@ install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES)
 	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so.$(SOVERSION)
 	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	$(if $(PRELOADS),install -m 755 $(PRELOADS) $(DESTDIR)$(LIBDIR)/)
 	install -m 644 include/mmkit.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
