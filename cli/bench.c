@@ -38,8 +38,7 @@ static int try_exec(const char *dir, const char *name, char **argv)
 int cmd_bench(const struct cli_args *a)
 {
 	const char *env = getenv("MMKIT_BENCH_DIR"), *name = a->operand[0];
-	char self[PATH_MAX], *slash;
-	ssize_t n;
+	char self[PATH_MAX];
 	int i;
 
 	if (!name_ok(name)) {
@@ -52,14 +51,9 @@ int cmd_bench(const struct cli_args *a)
 			a->operand[i] = help_option;
 	if (env && *env)
 		try_exec(env, name, a->operand);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 16);
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			strcpy(slash, "/bench");
-			try_exec(self, name, a->operand);
-		}
+	if (!cli_self_dir(self, sizeof(self) - 16)) {
+		strcat(self, "/bench");
+		try_exec(self, name, a->operand);
 	}
 	try_exec(MMKIT_LIBEXECDIR, name, a->operand);
 	cli_error("bench: no benchmark '%s' (looked for bench-%s in MMKIT_BENCH_DIR, "

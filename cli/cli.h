@@ -24,6 +24,7 @@ int cmd_maps(const struct cli_args *a);
 int cmd_secrets(const struct cli_args *a);
 int cmd_memlock(const struct cli_args *a);
 int cmd_bench(const struct cli_args *a);
+int cmd_run(const struct cli_args *a);
 
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -49,5 +50,8 @@ void cli_json_string(FILE *f, const char *s);
 int cli_parse_size(const char *s, unsigned long long *out);
 /* Parses a PID: a positive decimal number. */
 int cli_parse_pid(const char *s, pid_t *out);
+
+/* The directory this program's binary is in (/proc/self/exe), into @dir. */
+int cli_self_dir(char *dir, size_t len);
 
 #endif /* MMKIT_CLI_H */

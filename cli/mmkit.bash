@@ -2,14 +2,14 @@
 #
 # Bash completion of the mmkit command: its commands, each command's
 # options, PIDs (from /proc) for maps, benchmark names and their options
-# for bench.  Installed as share/bash-completion/completions/mmkit; needs
+# for bench, commands and files for run.  Installed as share/bash-completion/completions/mmkit; needs
 # only bash, not the bash-completion package.  tests/test-cli.sh checks
 # these lists against what `mmkit COMMAND --help` says.
 
 _mmkit()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="probe maps secrets memlock bench" benches="names refpage secret"
+	local commands="probe maps secrets memlock bench run" benches="names refpage secret"
 	local cmd=${COMP_WORDS[1]} operands=() words="" i
 
 	COMPREPLY=()
@@ -49,6 +49,17 @@ _mmkit()
 			refpage:*)	words="--json --iterations --help -h" ;;
 			secret:*)	words="--json --rounds --help -h" ;;
 			esac ;;
+		run)
+			# After PROGRAM, the words are the program's.
+			if ((${#operands[@]} > 0)); then
+				COMPREPLY=($(compgen -f -- "$cur"))
+				return
+			elif [[ $cur != -* ]]; then
+				COMPREPLY=($(compgen -c -- "$cur"))
+				return
+			fi
+			words="--secret-heap=sodium --secret-heap=openssl --secret-heap=sodium,openssl
+				--perturb= --stats --help -h" ;;
 		esac
 	fi
 	COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -26,6 +26,7 @@
 /* Command flags. */
 #define TAKES_JSON	1	/* --json */
 #define PASSES_REST	2	/* what follows the first operand is passed on untouched */
+#define OWN_OPTIONS	4	/* all but a first --help or -h goes to the command untouched */
 
 struct command {
 	const char *name;
@@ -52,6 +53,20 @@ static const struct command commands[] = {
 	  "  NAME          names, refpage or secret\n"
 	  "  ARGS          the benchmark's own options: mmkit bench NAME --help\n",
 	  1, INT_MAX, PASSES_REST, cmd_bench },
+	{ "run", "[OPTIONS] [--] PROGRAM [ARGS...]",
+	  "run an unmodified program with its secret heap or its malloc on mmkit",
+	  "  --secret-heap=HEAPS\n"
+	  "                sodium (libsodium's sodium_malloc), openssl (OpenSSL's secure\n"
+	  "                heap) or sodium,openssl: on secret memory (memfd_secret, or\n"
+	  "                the announced fallback)\n"
+	  "  --perturb=BYTE\n"
+	  "                MALLOC_PERTURB_=BYTE (1 to 255, or 0xNN): fresh memory reads\n"
+	  "                as BYTE^0xff, freed memory as BYTE; large blocks are\n"
+	  "                reference pages, paid for only when touched\n"
+	  "  --stats       each shim prints one line of statistics on stderr at exit\n"
+	  "  PROGRAM       runs in place of mmkit (found in PATH): the exit status is\n"
+	  "                its own, or 127 if not found, 126 if it cannot be run\n",
+	  0, INT_MAX, OWN_OPTIONS, cmd_run },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -64,7 +79,7 @@ static void usage(FILE *f)
 		"       mmkit help [COMMAND]    the usage of COMMAND, like mmkit COMMAND --help\n"
 		"       mmkit --version\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %-15s %s\n", commands[i].name, commands[i].synopsis,
+		fprintf(f, "  %s %s\n      %s\n", commands[i].name, commands[i].synopsis,
 			commands[i].what);
 	fprintf(f, "\nexit status:\n"
 		"  0  success\n"
@@ -98,6 +113,11 @@ static int run(const struct command *cmd, int argc, char **argv)
 	struct cli_args a = { 0, argv + 1, 0 };
 	int i;
 
+	/* The operands are argv[1..] already: none is looked at here. */
+	if ((cmd->flags & OWN_OPTIONS) && argc > 1 && !is_help(argv[1])) {
+		a.n = argc - 1;
+		argc = 1;
+	}
 	for (i = 1; i < argc; i++) {
 		if ((cmd->flags & PASSES_REST) && a.n) {
 			a.operand[a.n++] = argv[i];

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -142,5 +143,20 @@ int cli_parse_pid(const char *s, pid_t *out)
 	if (cli_parse_size(s, &v) || strpbrk(s, "kKmMgG") || !v || v > INT_MAX)
 		return -EINVAL;
 	*out = (pid_t)v;
+	return 0;
+}
+
+int cli_self_dir(char *dir, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, len);
+	char *slash;
+
+	if (n <= 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
 	return 0;
 }

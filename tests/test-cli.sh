@@ -92,7 +92,7 @@ expect_bad_input --no-such-option
 expect_bad_input help no-such-command
 
 commands=$(sed -n '/^commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p' "$tmp/usage" | tr '\n' ' ')
-for cmd in probe maps secrets memlock bench; do
+for cmd in probe maps secrets memlock bench run; do
 	case " $commands" in *" $cmd "*) ;; *) fail "the usage does not list $cmd: $commands" ;; esac
 done
 

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit run [--secret-heap=sodium|openssl[,...]] [--perturb=BYTE] [--stats]
+ *           [--] PROGRAM [ARGS...]
+ * puts the shims into LD_PRELOAD, sets what they read (MALLOC_PERTURB_,
+ * MMKIT_STATS) and executes PROGRAM in this process, so that the exit
+ * status, signals and the PID are the program's own.  The shims are found
+ * beside this binary (a build tree) or in the installed LIBDIR.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Like env(1): the program could not be found, or not be run. */
+#define RUN_EXIT_NOT_FOUND	127
+#define RUN_EXIT_CANNOT_RUN	126
+
+/* The shims --secret-heap chooses from, in the order they are preloaded. */
+static const char *const heaps[] = { "sodium", "openssl" };
+#define NHEAPS	(sizeof(heaps) / sizeof(heaps[0]))
+
+struct run_opts {
+	int heap[NHEAPS];	/* 1: preload libmmkit-HEAP.so */
+	int perturb;		/* MALLOC_PERTURB_ byte, 0: none */
+	int stats;
+};
+
+/* "sodium", "openssl" or both, comma-separated, each once. */
+static int parse_heaps(const char *list, struct run_opts *o)
+{
+	const char *s = list;
+	size_t len, i;
+
+	do {
+		len = strcspn(s, ",");
+		for (i = 0; i < NHEAPS; i++)
+			if (strlen(heaps[i]) == len && !strncmp(s, heaps[i], len))
+				break;
+		if (i == NHEAPS || o->heap[i])
+			return -EINVAL;
+		o->heap[i] = 1;
+		s += len;
+	} while (*s++ == ',');
+	return 0;
+}
+
+/* A byte from 1 to 255, decimal or 0x hexadecimal; 0 would turn glibc's fill off. */
+static int parse_byte(const char *s, int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v < 1 || v > 255)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+/* Takes the options; returns the index of PROGRAM in @argv, or -1 after a message. */
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "--"))
+			return i + 1 < argc ? i + 1 : (cli_error("run: PROGRAM missing"), -1);
+		if (arg[0] != '-')
+			return i;
+		if (!strncmp(arg, "--secret-heap=", 14)) {
+			if (parse_heaps(arg + 14, o)) {
+				cli_error("run: --secret-heap: '%s' is not sodium, openssl or both "
+					  "(sodium,openssl), each once", arg + 14);
+				return -1;
+			}
+		} else if (!strncmp(arg, "--perturb=", 10)) {
+			if (parse_byte(arg + 10, &o->perturb)) {
+				cli_error("run: --perturb: '%s' is not a byte from 1 to 255 "
+					  "(decimal, or hexadecimal with 0x)", arg + 10);
+				return -1;
+			}
+		} else if (!strcmp(arg, "--stats")) {
+			o->stats = 1;
+		} else {
+			cli_error("run: unknown option '%s' (mmkit run --help: its usage)", arg);
+			return -1;
+		}
+	}
+	cli_error("run: PROGRAM missing (usage: mmkit run [OPTIONS] [--] PROGRAM [ARGS...])");
+	return -1;
+}
+
+/* Finds libmmkit-@name.so beside this binary or in LIBDIR, into @path. */
+static int find_shim(const char *name, char *path, size_t len)
+{
+	char self[PATH_MAX];
+
+	if (!cli_self_dir(self, sizeof(self)) &&
+	    snprintf(path, len, "%s/libmmkit-%s.so", self, name) < (int)len && !access(path, R_OK))
+		return 0;
+	if (snprintf(path, len, "%s/libmmkit-%s.so", MMKIT_LIBDIR, name) < (int)len &&
+	    !access(path, R_OK))
+		return 0;
+	cli_error("run: libmmkit-%s.so is neither beside mmkit nor in %s (make install?)", name,
+		  MMKIT_LIBDIR);
+	return -ENOENT;
+}
+
+static int set_var(const char *name, const char *value)
+{
+	if (!setenv(name, value, 1))
+		return 0;
+	cli_error("run: setenv %s: %s", name, strerror(errno));
+	return -1;
+}
+
+/* Appends @item to the LD_PRELOAD being built in @buf, which holds @used bytes. */
+static int add_preload(char *buf, size_t len, size_t *used, const char *item)
+{
+	int n = snprintf(buf + *used, len - *used, "%s%s", *used ? ":" : "", item);
+
+	if (n < 0 || (size_t)n >= len - *used) {
+		cli_error("run: LD_PRELOAD would be too long");
+		return -ENAMETOOLONG;
+	}
+	*used += (size_t)n;
+	return 0;
+}
+
+/* Finds the shim @name and appends it to the LD_PRELOAD in @buf. */
+static int add_shim(char *buf, size_t len, size_t *used, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (find_shim(name, path, sizeof(path)))
+		return -ENOENT;
+	/* The dynamic loader splits LD_PRELOAD on blanks and colons. */
+	if (strpbrk(path, " \t:")) {
+		cli_error("run: %s: a path with a blank or a colon cannot go into LD_PRELOAD", path);
+		return -EINVAL;
+	}
+	return add_preload(buf, len, used, path);
+}
+
+/* LD_PRELOAD: the shims first, then what the caller had preloaded. */
+static int set_preload(const struct run_opts *o)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char preload[4 * PATH_MAX];
+	size_t used = 0, i;
+
+	for (i = 0; i < NHEAPS; i++)
+		if (o->heap[i] && add_shim(preload, sizeof(preload), &used, heaps[i]))
+			return -1;
+	if (o->perturb && add_shim(preload, sizeof(preload), &used, "perturb"))
+		return -1;
+	if (old && *old && add_preload(preload, sizeof(preload), &used, old))
+		return -1;
+	return set_var("LD_PRELOAD", preload);
+}
+
+int cmd_run(const struct cli_args *a)
+{
+	struct run_opts o = { { 0 }, 0, 0 };
+	char byte[4];
+	int prog, i, err, any = 0;
+
+	prog = parse_opts(a->n, a->operand, &o);
+	if (prog < 0)
+		return CLI_EXIT_USAGE;
+	for (i = 0; i < (int)NHEAPS; i++)
+		any |= o.heap[i];
+	if (!any && !o.perturb) {
+		cli_error("run: nothing to run on: give --secret-heap=sodium|openssl or --perturb=BYTE");
+		return CLI_EXIT_USAGE;
+	}
+	snprintf(byte, sizeof(byte), "%d", o.perturb);
+	if (set_preload(&o) || (o.perturb && set_var("MALLOC_PERTURB_", byte)) ||
+	    (o.stats && set_var("MMKIT_STATS", "1")))
+		return CLI_EXIT_FAIL;
+	execvp(a->operand[prog], a->operand + prog);
+	err = errno;
+	cli_error("run: %s: %s", a->operand[prog], strerror(err));
+	return err == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_RUN;
+}
