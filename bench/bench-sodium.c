@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 			shim = argv[++i];
 		} else {
 			fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
-				"usage: bench-sodium [--rounds N] [--cap N] [--shim PATH/" SHIM_NAME "]\n");
+				"usage: mmkit bench sodium [--rounds N] [--cap N] [--shim PATH]\n");
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
 	}
