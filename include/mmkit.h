@@ -214,6 +214,12 @@ int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled);
 #define MMKIT_SECRET_QUIET		0x2u
 /* Own pages between guard pages, whatever the size: mmkit_secret_protect() works. */
 #define MMKIT_SECRET_PAGES		0x4u
+/*
+ * Implies MMKIT_SECRET_PAGES: the secret ends exactly at the upper guard
+ * page (unaligned when the size is not a multiple of 16), at least 16
+ * canary bytes before it, as libsodium's sodium_malloc() lays it out.
+ */
+#define MMKIT_SECRET_END_AT_GUARD	0x8u
 
 /* Largest size served from the shared pool; bigger sizes get their own pages. */
 #define MMKIT_SECRET_POOL_MAX		2040

@@ -2,8 +2,9 @@
 /*
  * Secrets above MMKIT_SECRET_POOL_MAX (or asked for with
  * MMKIT_SECRET_PAGES) get a span: their own pages between two guard pages,
- * the secret ending at the upper guard page (rounded to 16 bytes), canary
- * bytes in the slack before and after.  Live spans are found by their
+ * the secret ending at the upper guard page (rounded to 16 bytes, or
+ * exactly with MMKIT_SECRET_END_AT_GUARD), canary bytes in the slack
+ * before and after.  Live spans are found by their
  * pointer in a hash table; freed ones are cached for reuse.  S.lock is
  * held throughout.
  */
@@ -139,10 +140,12 @@ static int span_new(size_t pages, struct span **out)
 	return 0;
 }
 
-int secret__span_alloc(void **p, size_t size)
+int secret__span_alloc(void **p, size_t size, int end_at_guard)
 {
-	size_t len = (size + SLOT_ALIGN - 1) & ~(size_t)(SLOT_ALIGN - 1);
-	size_t pages = (len + S.page - 1) / S.page;
+	/* The secret and the canary after it, up to the upper guard page. */
+	size_t len = end_at_guard ? size : (size + SLOT_ALIGN - 1) & ~(size_t)(SLOT_ALIGN - 1);
+	/* Ending at the guard leaves no canary after: 16 bytes before catch an underflow. */
+	size_t pages = (len + (end_at_guard ? SLOT_ALIGN : 0) + S.page - 1) / S.page;
 	struct span *sp;
 	char *data;
 	int ret;

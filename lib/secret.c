@@ -112,7 +112,8 @@ MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 	int ret;
 
 	if (!p || !size ||
-	    (flags & ~(MMKIT_SECRET_REQUIRE_SECRETMEM | MMKIT_SECRET_QUIET | MMKIT_SECRET_PAGES)))
+	    (flags & ~(MMKIT_SECRET_REQUIRE_SECRETMEM | MMKIT_SECRET_QUIET | MMKIT_SECRET_PAGES |
+		       MMKIT_SECRET_END_AT_GUARD)))
 		return -EINVAL;
 	ret = ensure_init();
 	if (ret)
@@ -126,10 +127,11 @@ MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 		ret = backend_allowed(flags);
 		if (ret)
 			break;
-		if (size <= MMKIT_SECRET_POOL_MAX && !(flags & MMKIT_SECRET_PAGES))
+		if (size <= MMKIT_SECRET_POOL_MAX &&
+		    !(flags & (MMKIT_SECRET_PAGES | MMKIT_SECRET_END_AT_GUARD)))
 			ret = secret__pool_alloc(p, size);
 		else
-			ret = secret__span_alloc(p, size);
+			ret = secret__span_alloc(p, size, flags & MMKIT_SECRET_END_AT_GUARD);
 	} while (ret == -ENOSYS && S.backend != before);
 	if (!ret) {
 		S.allocs_live++;

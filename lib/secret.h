@@ -158,7 +158,8 @@ unsigned long long secret__pool_empty_chunks(void);
 void secret__pool_forget(void);
 
 /* secret-span.c */
-int secret__span_alloc(void **p, size_t size);
+/* @end_at_guard: the secret ends at the upper guard page, unaligned. */
+int secret__span_alloc(void **p, size_t size, int end_at_guard);
 struct span *secret__span_find(const void *p);
 void secret__span_free(struct span *sp);
 /* 1 if @p was a span's secret now freed and cached. */

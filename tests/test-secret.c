@@ -269,6 +269,53 @@ static void test_protect(void)
 	mmkit_secret_free(pooled);
 }
 
+/* A write at *arg, then a free: of the secret arg points into (a span of one page). */
+static void poke_end_at_guard(void *arg)
+{
+	ptrdiff_t at = (ptrdiff_t)(intptr_t)arg;
+	unsigned char *p = secret(100, MMKIT_SECRET_END_AT_GUARD);
+
+	signal(SIGSEGV, SIG_DFL);
+	p[at] = 0;
+	mmkit_secret_free(p);
+}
+
+static void test_end_at_guard(void)
+{
+	static const size_t sizes[] = { 1, 15, 17, 100, 4079, 4080, 4081, 4096, 70001 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), i, n;
+	unsigned char *p;
+	int status;
+
+	T_CASE("MMKIT_SECRET_END_AT_GUARD: the secret ends at the guard page, 16 canary bytes before");
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		p = secret(sizes[i], MMKIT_SECRET_END_AT_GUARD);
+		T_EQ((uintptr_t)(p + sizes[i]) % page, 0);
+		expect_bytes(p, sizes[i], 0);
+		memset(p, 0x77, sizes[i]);
+		T_EQ(mmkit_secret_size(p, &n), 0);
+		T_EQ(n, sizes[i]);
+		/* Page-granular without MMKIT_SECRET_PAGES. */
+		T_EQ(mmkit_secret_protect(p, MMKIT_SECRET_READONLY), 0);
+		expect_bytes(p, sizes[i], 0x77);
+		mmkit_secret_free(p);
+		/* Freed and cached, still mapped: wiped. */
+		expect_bytes(p, sizes[i], 0);
+	}
+	T_EQ(mmkit_secret_alloc((void **)&p, 0, MMKIT_SECRET_END_AT_GUARD), -EINVAL);
+	T_EQ(mmkit_secret_alloc((void **)&p, SIZE_MAX - 1, MMKIT_SECRET_END_AT_GUARD), -ENOMEM);
+	/* One byte past the end is the guard page; one before the data page too. */
+	status = t_in_child(poke_end_at_guard, (void *)(intptr_t)100);
+	T_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+	status = t_in_child(poke_end_at_guard, (void *)(intptr_t)(100 - (ptrdiff_t)page - 1));
+	T_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+	/* The canary just before the secret: free aborts. */
+	status = t_in_child(poke_end_at_guard, (void *)(intptr_t)-1);
+	T_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	status = t_in_child(poke_end_at_guard, (void *)(intptr_t)-16);
+	T_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
 static void test_stats_probe(void)
 {
 	struct mmkit_secret_stats st, st2;
@@ -398,6 +445,7 @@ static void suite(void)
 	test_size();
 	test_wiped();
 	test_protect();
+	test_end_at_guard();
 	test_stats_probe();
 	test_require_flag();
 	test_reserve();

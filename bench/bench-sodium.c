@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit bench sodium [--rounds N] [--cap N] [--shim PATH]: libsodium's
+ * guarded heap beside the same calls on mmkit (libmmkit-sodium.so).
+ *
+ * The program runs itself as workers: one with the system's libsodium
+ * alone, one with the shim preloaded, so that both measure the very same
+ * code calling sodium_malloc()/sodium_free() as an unmodified program
+ * does.  libsodium is opened with dlopen() and the functions looked up
+ * in the global scope, where the preloaded shim comes first; each worker
+ * reports which file its sodium_malloc came from, and the table refuses
+ * a run where the shim was not the one measured.
+ *
+ * Speed: the two workers take turns for --rounds rounds; each times
+ * sodium_malloc(32) + sodium_free() pairs in batches of at least 20 ms and
+ * reports its median batch; the table shows the median over the rounds.
+ * Space: one worker each allocates 32-byte secrets and keeps them live
+ * until sodium_malloc() fails or --cap (100,000) are live; at 10,000 live
+ * it reads /proc/self/maps (VMAs) and /proc/self/statm (address space and
+ * resident pages), and the growth per allocation is shown.  Where the cap
+ * is reached first the table says so: failure would come later.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#define LIBSODIUM	"libsodium.so.23"
+#define SHIM_NAME	"libmmkit-sodium.so"
+#define MAX_ROUNDS	99
+#define BATCH_NS	20000000LL
+#define BATCHES		15
+/* Live allocations at which VMAs and pages are sampled. */
+#define SAMPLE_LIVE	10000
+#define DEFAULT_CAP	100000
+
+struct sodium {
+	int (*init)(void);
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	char from[PATH_MAX];	/* the file sodium_malloc was found in */
+};
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void sodium_open(struct sodium *s)
+{
+	Dl_info info;
+
+	if (!dlopen(LIBSODIUM, RTLD_NOW | RTLD_GLOBAL)) {
+		fprintf(stderr, "bench-sodium: %s (Debian package libsodium23)\n", dlerror());
+		exit(1);
+	}
+	/* The global scope: a preloaded shim's definitions come before libsodium's. */
+	*(void **)&s->init = dlsym(RTLD_DEFAULT, "sodium_init");
+	*(void **)&s->malloc = dlsym(RTLD_DEFAULT, "sodium_malloc");
+	*(void **)&s->free = dlsym(RTLD_DEFAULT, "sodium_free");
+	if (!s->init || !s->malloc || !s->free || s->init() < 0) {
+		fprintf(stderr, "bench-sodium: libsodium's functions not found or sodium_init failed\n");
+		exit(1);
+	}
+	snprintf(s->from, sizeof(s->from), "%s",
+		 dladdr(*(void **)&s->malloc, &info) && info.dli_fname ? info.dli_fname : "?");
+}
+
+static double speed(const struct sodium *s)
+{
+	double batch[BATCHES];
+	long long start, t;
+	long pairs;
+	int b;
+
+	for (pairs = 0; pairs < 200; pairs++)
+		s->free(s->malloc(32));
+	for (b = 0; b < BATCHES; b++) {
+		start = now_ns();
+		pairs = 0;
+		do {
+			void *p = s->malloc(32);
+
+			if (!p) {
+				fprintf(stderr, "bench-sodium: sodium_malloc(32): %s\n", strerror(errno));
+				exit(1);
+			}
+			s->free(p);
+			pairs++;
+		} while ((t = now_ns()) - start < BATCH_NS);
+		batch[b] = (double)(t - start) / (double)pairs;
+	}
+	return median(batch, BATCHES);
+}
+
+static long maps_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	long n = 0;
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Address space and resident pages, from /proc/self/statm. */
+static int statm(long *size, long *resident)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%ld %ld", size, resident) == 2;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static void live(const struct sodium *s, long cap)
+{
+	void **p = calloc((size_t)cap, sizeof(*p));
+	long n, vmas0, vmas1 = -1, size0, size1 = 0, res0, res1 = 0;
+	int err = 0;
+
+	if (!p || statm(&size0, &res0) || (vmas0 = maps_count()) < 0) {
+		fprintf(stderr, "bench-sodium: cannot read /proc/self or allocate the table\n");
+		exit(1);
+	}
+	for (n = 0; n < cap; n++) {
+		if (n == SAMPLE_LIVE && (statm(&size1, &res1) || (vmas1 = maps_count()) < 0)) {
+			fprintf(stderr, "bench-sodium: cannot read /proc/self\n");
+			exit(1);
+		}
+		p[n] = s->malloc(32);
+		if (!p[n]) {
+			err = errno;
+			break;
+		}
+	}
+	printf("live %ld\ncapped %d\nerrno %d\n", n, n == cap, err);
+	if (vmas1 >= 0)
+		printf("vmas %.3f\nspace %.3f\nresident %.3f\n", (double)(vmas1 - vmas0) / SAMPLE_LIVE,
+		       (double)(size1 - size0) / SAMPLE_LIVE, (double)(res1 - res0) / SAMPLE_LIVE);
+	while (n-- > 0)
+		s->free(p[n]);
+	free(p);
+}
+
+static int worker(const char *what, long cap)
+{
+	struct sodium s;
+
+	sodium_open(&s);
+	printf("from %s\n", s.from);
+	if (!strcmp(what, "speed"))
+		printf("ns %.1f\n", speed(&s));
+	else
+		live(&s, cap);
+	return 0;
+}
+
+struct result {
+	char from[PATH_MAX];
+	double ns[MAX_ROUNDS];
+	long live;
+	int capped, err;
+	double vmas, space, resident;	/* per live allocation; -1: not sampled */
+};
+
+/* Runs this program as a worker, @shim preloaded or none, and reads its report into @r. */
+static void run_worker(const char *shim, const char *what, long cap, struct result *r, int round)
+{
+	char cap_arg[32], line[PATH_MAX + 32], self[PATH_MAX];
+	int fd[2], status;
+	ssize_t len;
+	FILE *f;
+	pid_t pid;
+
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len < 0 || pipe(fd)) {
+		perror("bench-sodium");
+		exit(1);
+	}
+	self[len] = '\0';
+	snprintf(cap_arg, sizeof(cap_arg), "%ld", cap);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("bench-sodium: fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		if (shim)
+			setenv("LD_PRELOAD", shim, 1);
+		else
+			unsetenv("LD_PRELOAD");
+		unsetenv("MMKIT_STATS");
+		execl(self, self, "--worker", what, cap_arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	f = fdopen(fd[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "from ", 5))
+			snprintf(r->from, sizeof(r->from), "%.*s", (int)sizeof(r->from) - 1, line + 5);
+		sscanf(line, "ns %lf", &r->ns[round]);
+		sscanf(line, "live %ld", &r->live);
+		sscanf(line, "capped %d", &r->capped);
+		sscanf(line, "errno %d", &r->err);
+		sscanf(line, "vmas %lf", &r->vmas);
+		sscanf(line, "space %lf", &r->space);
+		sscanf(line, "resident %lf", &r->resident);
+	}
+	if (f)
+		fclose(f);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "bench-sodium: the %s worker (%s) failed\n", what,
+			shim ? "with the shim" : "plain libsodium");
+		exit(1);
+	}
+}
+
+/* The shim beside this program in a build tree (bench/..), or installed (libexec/mmkit/../../lib). */
+static const char *find_shim(void)
+{
+	static const char *const rel[] = { "/../" SHIM_NAME, "/../../lib/" SHIM_NAME };
+	static char path[PATH_MAX];
+	char self[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t i;
+
+	if (n < 0)
+		return NULL;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (snprintf(path, sizeof(path), "%s%s", self, rel[i]) < (int)sizeof(path) &&
+		    !access(path, R_OK))
+			return realpath(path, NULL);
+	}
+	return NULL;
+}
+
+static long parse_num(const char *s, long lo, long hi, const char *opt)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = s ? strtol(s, &end, 10) : 0;
+	if (!s || errno || *end || end == s || v < lo || v > hi) {
+		fprintf(stderr, "bench-sodium: %s from %ld to %ld\n", opt, lo, hi);
+		exit(2);
+	}
+	return v;
+}
+
+static void print_row(const char *what, double plain, double shim, const char *unit, int lower_better)
+{
+	printf("%-44s %12.2f %12.2f", what, plain, shim);
+	if (plain > 0 && shim > 0)
+		printf("   %8.2fx %s", lower_better ? plain / shim : shim / plain, unit);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	static struct result plain, shimmed;
+	const char *shim = NULL;
+	long cap = DEFAULT_CAP;
+	int rounds = 3, i;
+
+	if (argc == 4 && !strcmp(argv[1], "--worker"))
+		return worker(argv[2], parse_num(argv[3], SAMPLE_LIVE + 1, 10000000, "--cap"));
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rounds")) {
+			rounds = (int)parse_num(argv[++i], 1, MAX_ROUNDS, "--rounds");
+		} else if (!strcmp(argv[i], "--cap")) {
+			cap = parse_num(argv[++i], SAMPLE_LIVE + 1, 10000000, "--cap");
+		} else if (!strcmp(argv[i], "--shim") && i + 1 < argc) {
+			shim = argv[++i];
+		} else {
+			fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
+				"usage: mmkit bench sodium [--rounds N] [--cap N] [--shim PATH]\n");
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
+	if (!shim)
+		shim = find_shim();
+	if (!shim || access(shim, R_OK)) {
+		fprintf(stderr, "bench-sodium: no %s (give --shim PATH)\n", shim ? shim : SHIM_NAME);
+		return 1;
+	}
+	for (i = 0; i < rounds; i++) {
+		run_worker(NULL, "speed", cap, &plain, i);
+		run_worker(shim, "speed", cap, &shimmed, i);
+	}
+	plain.vmas = shimmed.vmas = -1;
+	run_worker(NULL, "live", cap, &plain, 0);
+	run_worker(shim, "live", cap, &shimmed, 0);
+	if (!strstr(shimmed.from, SHIM_NAME) || strstr(plain.from, SHIM_NAME)) {
+		fprintf(stderr, "bench-sodium: sodium_malloc came from %s and %s: not libsodium and the shim\n",
+			plain.from, shimmed.from);
+		return 1;
+	}
+	printf("sodium_malloc/sodium_free: libsodium (%s) and the mmkit shim (%s),\n"
+	       "one run, the two taking turns; time: median of %d rounds\n\n", plain.from, shimmed.from,
+	       rounds);
+	printf("%-44s %12s %12s   %s\n", "", "LIBSODIUM", "MMKIT-SODIUM", "RATIO");
+	print_row("ns per sodium_malloc(32)+sodium_free", median(plain.ns, rounds),
+		  median(shimmed.ns, rounds), "faster", 1);
+	print_row("live 32 B allocations before failure", (double)plain.live, (double)shimmed.live,
+		  "more", 0);
+	if (plain.vmas >= 0 && shimmed.vmas >= 0) {
+		print_row("VMAs per live allocation", plain.vmas, shimmed.vmas, "fewer", 1);
+		print_row("address-space pages per live allocation", plain.space, shimmed.space, "fewer", 1);
+		print_row("resident pages per live allocation", plain.resident, shimmed.resident, "fewer", 1);
+	}
+	for (i = 0; i < 2; i++) {
+		const struct result *r = i ? &shimmed : &plain;
+
+		printf("%s: %s\n", i ? "mmkit-sodium" : "libsodium",
+		       r->capped ? "the cap was reached before any failure (--cap)" :
+		       r->err ? strerror(r->err) : "failed without errno");
+	}
+	printf("(VMAs and pages sampled at %d live; vm.max_map_count bounds the live count)\n",
+	       SAMPLE_LIVE);
+	return 0;
+}
