@@ -23,6 +23,8 @@ SOVERSION	:= 0
 PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
 LIBDIR		?= $(PREFIX)/lib
+# The shims are plugins, not libraries to link with: a directory of their own.
+PRELOADDIR	?= $(LIBDIR)/mmkit
 INCLUDEDIR	?= $(PREFIX)/include
 LIBEXECDIR	?= $(PREFIX)/libexec
 DATADIR		?= $(PREFIX)/share
@@ -51,7 +53,7 @@ MMKIT_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
 		   -Wstrict-prototypes -Wmissing-prototypes -Iinclude -pthread
 LIB_CFLAGS	:= $(MMKIT_CFLAGS) -fPIC -fvisibility=hidden
 CLI_CFLAGS	:= $(MMKIT_CFLAGS) -Ilib -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"' \
-		   -DMMKIT_LIBDIR='"$(LIBDIR)"' \
+		   -DMMKIT_PRELOADDIR='"$(PRELOADDIR)"' \
 		   -DMMKIT_VERSION='"$(VERSION)"'
 DEPFLAGS	= -MMD -MP -MF $(basename $@).d -MT $@
 MMKIT_LDLIBS	:= -pthread
@@ -66,7 +68,8 @@ STRESS_SRCS	:= $(wildcard tests/stress/stress-*.c)
 BENCH_SRCS	:= $(wildcard bench/bench-*.c)
 EXAMPLE_SRCS	:= $(wildcard examples/*.c)
 # The preloadable shims: preload/NAME.c (with its export list preload/NAME.map)
-# becomes libmmkit-NAME.so, the library linked in with its symbols hidden.
+# becomes libmmkit-NAME.so, the library linked in with its symbols hidden,
+# installed into PRELOADDIR.
 PRELOAD_SRCS	:= $(wildcard preload/*.c)
 
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(B)/%.o)
@@ -150,12 +153,12 @@ $(STLIB): $(B)/libmmkit.o
 	$(Q)$(call say,AR,$@)$(AR) rcs $@ $^
 
 # The command looks for installed benchmarks in LIBEXECDIR and for the
-# shims in LIBDIR: it is rebuilt when they change (make; make install
+# shims in PRELOADDIR: it is rebuilt when they change (make; make install
 # PREFIX=...).
 $(CLI_OBJS): $(B)/cli/dirs.set
 
 $(B)/cli/dirs.set: FORCE
-	$(call record,$(LIBEXECDIR)/mmkit $(LIBDIR))
+	$(call record,$(LIBEXECDIR)/mmkit $(PRELOADDIR))
 
 $(B)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
@@ -300,7 +303,8 @@ install: $(SHLIB) $(STLIB) $(B)/mmkit $(BENCHES) $(PRELOADS)
 	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so.$(SOVERSION)
 	ln -sf libmmkit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmmkit.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	$(if $(PRELOADS),install -m 755 $(PRELOADS) $(DESTDIR)$(LIBDIR)/)
+	$(if $(PRELOADS),install -d $(DESTDIR)$(PRELOADDIR) && \
+		install -m 644 $(PRELOADS) $(DESTDIR)$(PRELOADDIR)/)
 	install -m 644 include/mmkit.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \

@@ -5,7 +5,7 @@
  * puts the shims into LD_PRELOAD, sets what they read (MALLOC_PERTURB_,
  * MMKIT_STATS) and executes PROGRAM in this process, so that the exit
  * status, signals and the PID are the program's own.  The shims are found
- * beside this binary (a build tree) or in the installed LIBDIR.
+ * beside this binary (a build tree) or in the installed PRELOADDIR.
  */
 #include <errno.h>
 #include <limits.h>
@@ -100,7 +100,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
-/* Finds libmmkit-@name.so beside this binary or in LIBDIR, into @path. */
+/* Finds libmmkit-@name.so beside this binary or in PRELOADDIR, into @path. */
 static int find_shim(const char *name, char *path, size_t len)
 {
 	char self[PATH_MAX];
@@ -108,11 +108,11 @@ static int find_shim(const char *name, char *path, size_t len)
 	if (!cli_self_dir(self, sizeof(self)) &&
 	    snprintf(path, len, "%s/libmmkit-%s.so", self, name) < (int)len && !access(path, R_OK))
 		return 0;
-	if (snprintf(path, len, "%s/libmmkit-%s.so", MMKIT_LIBDIR, name) < (int)len &&
+	if (snprintf(path, len, "%s/libmmkit-%s.so", MMKIT_PRELOADDIR, name) < (int)len &&
 	    !access(path, R_OK))
 		return 0;
 	cli_error("run: libmmkit-%s.so is neither beside mmkit nor in %s (make install?)", name,
-		  MMKIT_LIBDIR);
+		  MMKIT_PRELOADDIR);
 	return -ENOENT;
 }
 

@@ -69,11 +69,11 @@ for src in "$top"/bench/bench-*.c; do
 	has mmkit "usr/libexec/mmkit/$(basename "$src" .c)"
 done
 for src in "$top"/preload/*.c; do
-	[ ! -e "$src" ] || has mmkit "$lib/libmmkit-$(basename "$src" .c).so"
+	[ ! -e "$src" ] || has mmkit "$lib/mmkit/libmmkit-$(basename "$src" .c).so"
 done
-# mmkit run finds the shims in the library directory compiled into it.
-grep -aq "/$lib" "$tmp/mmkit/usr/bin/mmkit" ||
-	fail "usr/bin/mmkit was not built to look for its shims in /$lib"
+# mmkit run finds the shims in the directory compiled into it.
+grep -aq "/$lib/mmkit" "$tmp/mmkit/usr/bin/mmkit" ||
+	fail "usr/bin/mmkit was not built to look for its shims in /$lib/mmkit"
 # The command finds its benchmarks in the directory compiled into it.
 grep -aq '/usr/libexec/mmkit' "$tmp/mmkit/usr/bin/mmkit" ||
 	fail "usr/bin/mmkit was not built to look for its benchmarks in /usr/libexec/mmkit"

@@ -42,3 +42,16 @@ bad=$(echo "$exports" | grep -v '^MMKIT_' | grep -v '^mmkit_[a-z0-9_]*@@MMKIT_[0
 [ -z "$bad" ] || fail "unexpected exported symbols: $bad"
 echo "$exports" | grep -q '^mmkit_probe@@MMKIT_' || fail "mmkit_probe is not exported with a version"
 "$tmp/prefix/bin/mmkit" probe >/dev/null || fail "installed mmkit probe failed"
+
+# Each shim is installed, and the installed mmkit run finds it there.
+for src in "$top"/preload/*.c; do
+	[ -e "$src" ] || continue
+	shim=libmmkit-$(basename "$src" .c).so
+	[ -e "$tmp/prefix/lib/mmkit/$shim" ] || fail "make install did not install lib/mmkit/$shim"
+done
+if [ -e "$tmp/prefix/lib/mmkit/libmmkit-sodium.so" ]; then
+	out=$("$tmp/prefix/bin/mmkit" run --secret-heap=sodium -- sh -c 'echo "$LD_PRELOAD"') ||
+		fail "installed mmkit run failed"
+	[ "$out" = "$tmp/prefix/lib/mmkit/libmmkit-sodium.so" ] ||
+		fail "installed mmkit run preloaded '$out'"
+fi
