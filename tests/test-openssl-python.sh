@@ -5,7 +5,8 @@
 # libcrypto.so.3 loaded by the _ssl and _hashlib modules) give the same
 # results with libmmkit-openssl.so preloaded as without: the same tests
 # pass, fail and are skipped, test by test, from regrtest's JUnit XML.
-# The two runs go side by side (the suite mostly waits on sockets).  The
+# The two runs go side by side (the suite mostly waits on sockets).  First,
+# a pointer from OPENSSL_malloc() freed through the shim reaches libcrypto.  The
 # preloaded run's MMKIT_STATS=1 line must count secure allocations made and
 # none failed, so the comparison is not of two runs without the shim.
 set -u
@@ -23,6 +24,20 @@ sys.exit(importlib.util.find_spec("test.test_ssl") is None)' 2>/dev/null ||
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || fail "cannot enter $tmp"
+
+# Python loads libcrypto with dlopen(RTLD_LOCAL), out of RTLD_NEXT's reach:
+# the shim must still find CRYPTO_free for a pointer that is not a secret.
+MMKIT_STATS=1 LD_PRELOAD="$shim" "$python" -c '
+import ctypes, ssl, sys
+crypto = ctypes.CDLL("libcrypto.so.3")
+shim = ctypes.CDLL(sys.argv[1])
+crypto.CRYPTO_malloc.restype = ctypes.c_void_p
+p = crypto.CRYPTO_malloc(ctypes.c_size_t(64), None, 0)
+assert p and not shim.CRYPTO_secure_allocated(ctypes.c_void_p(p))
+shim.CRYPTO_secure_free(ctypes.c_void_p(p), None, 0)
+' "$shim" 2>"$tmp/foreign" || { cat "$tmp/foreign" >&2; fail "python: freeing a plain pointer through the shim"; }
+grep -q ' non_secure_frees=1$' "$tmp/foreign" ||
+	{ cat "$tmp/foreign" >&2; fail "python: the plain pointer did not go to CRYPTO_free"; }
 
 # shellcheck disable=SC2086
 "$python" -m test --junit-xml "$tmp/stock.xml" $modules >"$tmp/stock.log" 2>&1 &
