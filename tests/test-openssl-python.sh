@@ -5,10 +5,11 @@
 # libcrypto.so.3 loaded by the _ssl and _hashlib modules) give the same
 # results with libmmkit-openssl.so preloaded as without: the same tests
 # pass, fail and are skipped, test by test, from regrtest's JUnit XML.
-# The two runs go side by side (the suite mostly waits on sockets).  First,
-# a pointer from OPENSSL_malloc() freed through the shim reaches libcrypto.  The
+# The two runs go side by side (the suite mostly waits on sockets).  The
 # preloaded run's MMKIT_STATS=1 line must count secure allocations made and
 # none failed, so the comparison is not of two runs without the shim.
+# First, a pointer from OPENSSL_malloc() freed through the shim must reach
+# libcrypto.
 set -u
 shim="$MMKIT_BUILD/libmmkit-openssl.so"
 python=/usr/bin/python3
