@@ -20,14 +20,20 @@
  * two) is handed to libcrypto's CRYPTO_free() or CRYPTO_clear_free(), as
  * OpenSSL does with pointers outside its arena.
  *
+ * A child made by fork() gets its parent's secrets, as it gets a copy of
+ * OpenSSL's arena: see the fork section below.
+ *
  * MMKIT_STATS=1 prints one line on stderr at exit: see stats_report().
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "mmkit.h"
 
@@ -171,9 +177,203 @@ static size_t secret_size(const void *ptr)
 	return ptr && !mmkit_secret_size(ptr, &n) ? n : 0;
 }
 
-/* Frees the live secret @ptr of @n bytes; mmkit wipes it. */
+/*
+ * Fork.  mmkit hands no secret down to a child: there the parent's are
+ * PROT_NONE (memfd_secret pages cannot be copied, and mmkit will not
+ * copy them).  A child of a program using OpenSSL's heap has a copy of
+ * the arena, and OpenSSL relies on it: its random generators' state and
+ * the keys a pre-forking server loaded are there, and a child touching
+ * them would die of SIGSEGV.  So the shim keeps a table of its live
+ * secrets; before fork() it copies them into a private staging mapping,
+ * and in the child it maps private pages over the parent's (mmkit keeps
+ * those addresses for them until they are freed) and copies them back.
+ * The child then has its parent's secrets at the same addresses, in
+ * ordinary memory, locked if RLIMIT_MEMLOCK allows and never dumped: what
+ * OpenSSL's heap gives a child.  The parent wipes and unmaps the staging
+ * copy as soon as fork() returns; so does the child once it is done.
+ */
+struct held {
+	uintptr_t p;		/* 0: an empty slot */
+	size_t size;
+	int inherited;		/* a parent's, copied into ordinary pages: wiped here */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct held *slots;	/* open addressing, linear probing; a power of two */
+	size_t cap, count;
+	unsigned char *staging;	/* the copies, from the prepare handler to the others */
+	size_t staging_len;
+} held = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t held_home(uintptr_t p, size_t cap)
+{
+	return (size_t)(((p >> 4) * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static struct held *held_find(uintptr_t p)
+{
+	size_t i;
+
+	if (!held.cap)
+		return NULL;
+	for (i = held_home(p, held.cap); held.slots[i].p; i = (i + 1) & (held.cap - 1))
+		if (held.slots[i].p == p)
+			return &held.slots[i];
+	return NULL;
+}
+
+static void held_put(struct held *slots, size_t cap, struct held h)
+{
+	size_t i = held_home(h.p, cap);
+
+	while (slots[i].p)
+		i = (i + 1) & (cap - 1);
+	slots[i] = h;
+}
+
+/* Keeps the table at most half full; -ENOMEM if it cannot grow. */
+static int held_add(uintptr_t p, size_t size)
+{
+	struct held *slots;
+	size_t cap, i;
+
+	pthread_mutex_lock(&held.lock);
+	if (2 * (held.count + 1) > held.cap) {
+		cap = held.cap ? 2 * held.cap : 64;
+		slots = calloc(cap, sizeof(*slots));
+		if (!slots) {
+			pthread_mutex_unlock(&held.lock);
+			return -ENOMEM;
+		}
+		for (i = 0; i < held.cap; i++)
+			if (held.slots[i].p)
+				held_put(slots, cap, held.slots[i]);
+		free(held.slots);
+		held.slots = slots;
+		held.cap = cap;
+	}
+	held_put(held.slots, held.cap, (struct held){ .p = p, .size = size });
+	held.count++;
+	pthread_mutex_unlock(&held.lock);
+	return 0;
+}
+
+/* Takes @p out of the table, wiping it if it is an inherited copy. */
+static void held_remove(uintptr_t p)
+{
+	struct held *h;
+	size_t i, j, home;
+
+	pthread_mutex_lock(&held.lock);
+	h = held_find(p);
+	if (h) {
+		if (h->inherited)
+			explicit_bzero((void *)h->p, h->size);
+		/* Backward-shift deletion: the probe chains stay unbroken without tombstones. */
+		i = (size_t)(h - held.slots);
+		for (j = (i + 1) & (held.cap - 1); held.slots[j].p; j = (j + 1) & (held.cap - 1)) {
+			home = held_home(held.slots[j].p, held.cap);
+			if (((j - home) & (held.cap - 1)) >= ((j - i) & (held.cap - 1))) {
+				held.slots[i] = held.slots[j];
+				i = j;
+			}
+		}
+		held.slots[i].p = 0;
+		held.count--;
+	}
+	pthread_mutex_unlock(&held.lock);
+}
+
+static void staging_drop(void)
+{
+	if (!held.staging)
+		return;
+	explicit_bzero(held.staging, held.staging_len);
+	munmap(held.staging, held.staging_len);
+	held.staging = NULL;
+}
+
+/* In the parent, before fork(): every live secret copied, the table locked. */
+static void fork_prepare(void)
+{
+	size_t i, len = 0, off = 0;
+	void *m;
+
+	pthread_mutex_lock(&held.lock);
+	for (i = 0; i < held.cap; i++)
+		if (held.slots[i].p)
+			len += held.slots[i].size;
+	if (!len)
+		return;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, len, MADV_DONTDUMP);
+	held.staging = m;
+	held.staging_len = len;
+	for (i = 0; i < held.cap; i++)
+		if (held.slots[i].p) {
+			memcpy(held.staging + off, (void *)held.slots[i].p, held.slots[i].size);
+			off += held.slots[i].size;
+		}
+}
+
+static void fork_parent(void)
+{
+	staging_drop();
+	pthread_mutex_unlock(&held.lock);
+}
+
+/*
+ * In the child, after mmkit's own handler made the parent's secrets
+ * PROT_NONE: every page holding one is mapped afresh first (two secrets
+ * may share a page), then every secret is copied back.
+ */
+static void fork_child(void)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	size_t i, off = 0;
+	uintptr_t start, end;
+
+	if (!held.staging) {
+		pthread_mutex_unlock(&held.lock);
+		return;
+	}
+	for (i = 0; i < held.cap; i++) {
+		if (!held.slots[i].p)
+			continue;
+		start = held.slots[i].p & ~(page - 1);
+		end = (held.slots[i].p + held.slots[i].size + page - 1) & ~(page - 1);
+		if (mmap((void *)start, end - start, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			die("fork", (void *)held.slots[i].p,
+			    "cannot map the parent's secret into the child");
+		madvise((void *)start, end - start, MADV_DONTDUMP);
+		/* Best effort, as OpenSSL's own arena: a child inherits no locks. */
+		mlock((void *)start, end - start);
+	}
+	for (i = 0; i < held.cap; i++)
+		if (held.slots[i].p) {
+			memcpy((void *)held.slots[i].p, held.staging + off, held.slots[i].size);
+			off += held.slots[i].size;
+			held.slots[i].inherited = 1;
+		}
+	staging_drop();
+	pthread_mutex_unlock(&held.lock);
+}
+
+/* After mmkit's: its child handler must run first (handlers run in registration order). */
+static void fork_handlers_register(void)
+{
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
+		die("pthread_atfork", NULL, "cannot hand secrets down to fork() children");
+}
+
+/* Frees the live secret @ptr of @n bytes; mmkit wipes it (the shim, a copy inherited). */
 static void secret_free(void *ptr, size_t n)
 {
+	held_remove((uintptr_t)ptr);
 	uncount(&stats.used, n);
 	uncount(&stats.live, 1);
 	mmkit_secret_free(ptr);
@@ -220,6 +420,7 @@ int CRYPTO_secure_malloc_done(void)
 
 void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
 {
+	static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 	/* OpenSSL's arena hands out its smallest block for 0 bytes; mmkit has no empty secrets. */
 	size_t size = num ? num : 1;
 	void *p;
@@ -235,6 +436,12 @@ void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
 		ret = mmkit_secret_alloc(&p, size, 0);
 		if (!ret)
 			count(&stats.fallback, 1);
+	}
+	if (!ret) {
+		pthread_once(&fork_once, fork_handlers_register);
+		ret = held_add((uintptr_t)p, size);
+		if (ret)
+			mmkit_secret_free(p);
 	}
 	if (ret) {
 		count(&stats.failed, 1);

@@ -7,7 +7,8 @@
  * semantics: allocated, actual_size, used, zalloc zeroed, clear_free, the
  * free of a pointer from OPENSSL_malloc() (to CRYPTO_free(), counted by
  * memory functions of our own), size 0 and sizes that cannot be served,
- * init and done, threads.
+ * init and done, threads, and fork (a child has copies of its parent's
+ * secure memory, as it has of OpenSSL's arena).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 
 #include "harness.h"
 
@@ -220,6 +222,57 @@ static void check_threads(void)
 	T_EQ(CRYPTO_secure_used(), used);
 }
 
+struct fork_case {
+	unsigned char *secret;
+	unsigned char *neighbour;	/* likely in the same page */
+};
+
+static void in_child(void *arg)
+{
+	struct fork_case *fc = arg;
+	unsigned char buf[32], *fresh;
+
+	if (!all_bytes(fc->secret, 32, 0x3c) || !all_bytes(fc->neighbour, 48, 0xc3))
+		_exit(2);
+	if (!CRYPTO_secure_allocated(fc->secret))
+		_exit(3);
+	memset(fc->secret, 0x11, 32);
+	/* The DRBG's state lives in secure memory: the child's copy must work. */
+	if (RAND_bytes(buf, sizeof(buf)) != 1)
+		_exit(4);
+	fresh = OPENSSL_secure_zalloc(64);
+	if (!fresh || !all_bytes(fresh, 64, 0))
+		_exit(5);
+	OPENSSL_secure_free(fresh);
+	OPENSSL_secure_clear_free(fc->secret, 32);
+	OPENSSL_secure_free(fc->neighbour);
+	_exit(0);
+}
+
+/* OpenSSL's arena is copied into a child: so must the shim's secrets be. */
+static void check_fork(void)
+{
+	struct fork_case fc;
+	unsigned char buf[32];
+	int status;
+
+	T_CASE("a fork child has its parent's secrets (and DRBG), a copy of its own");
+	T_ASSERT(RAND_bytes(buf, sizeof(buf)) == 1);
+	fc.secret = OPENSSL_secure_malloc(32);
+	fc.neighbour = OPENSSL_secure_malloc(48);
+	T_ASSERT(fc.secret && fc.neighbour);
+	memset(fc.secret, 0x3c, 32);
+	memset(fc.neighbour, 0xc3, 48);
+	status = t_in_child(in_child, &fc);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		T_FAIL("the child %s %d", WIFEXITED(status) ? "exited" : "died of signal",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	T_ASSERT(all_bytes(fc.secret, 32, 0x3c) && all_bytes(fc.neighbour, 48, 0xc3));
+	T_EQ(CRYPTO_secure_allocated(fc.secret), 1);
+	OPENSSL_secure_free(fc.secret);
+	OPENSSL_secure_free(fc.neighbour);
+}
+
 /* Last: random numbers leave libcrypto's DRBG state live in secure memory. */
 static void check_libcrypto_calls(void)
 {
@@ -249,5 +302,6 @@ int main(void)
 	check_init_done();
 	check_threads();
 	check_libcrypto_calls();
+	check_fork();
 	return T_EXIT_PASS;
 }
