@@ -28,11 +28,11 @@ _mmkit()
 		fi
 	else
 		case $cmd in
-		probe | secrets)
+		probe)
 			words="--json --help -h" ;;
 		memlock)
 			words="--help -h" ;;
-		maps)
+		maps | secrets)
 			if ((${#operands[@]} == 0)) && [[ $cur != -* ]]; then
 				local pids=(/proc/[0-9]*)
 				words=${pids[*]#/proc/}

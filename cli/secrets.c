@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * mmkit secrets [--json]: the processes on this machine that hold
- * memfd_secret memory, as open descriptors or as mappings -- what to look
- * for when hibernation is refused because secret memory exists.  A
+ * mmkit secrets [PID] [--json]: the processes on this machine (or process
+ * PID alone) that hold memfd_secret memory, as open descriptors or as
+ * mappings -- what to look for when hibernation is refused because secret
+ * memory exists.  A
  * secretmem file shows up as "/secretmem (deleted)" in /proc/PID/fd links
  * and in /proc/PID/maps.  Processes whose /proc entries cannot be read
  * (another user's, without root) are counted and listed, never skipped
@@ -172,13 +173,16 @@ static void print_json(const struct scan *s)
 	printf("]}\n");
 }
 
-static void print_table(const struct scan *s)
+/* @pid: the one process asked about, or 0. */
+static void print_table(const struct scan *s, pid_t pid)
 {
 	unsigned long long bytes = 0;
 	size_t i;
 	int width;
 
-	if (!s->nholders)
+	if (!s->nholders && pid)
+		printf("process %d holds no memfd_secret memory\n", (int)pid);
+	else if (!s->nholders)
 		printf("no process holds memfd_secret memory (%llu processes scanned)\n", s->scanned);
 	else
 		printf("%7s %-16s %5s %12s %8s %14s\n", "PID", "COMMAND", "FDS", "FD_BYTES",
@@ -208,20 +212,40 @@ int cmd_secrets(const struct cli_args *a)
 {
 	struct scan s = { 0 };
 	struct dirent *de;
+	char name[16];
+	pid_t pid = 0;
 	DIR *proc;
 	int ret = 0;
 
+	if (a->n && cli_parse_pid(a->operand[0], &pid)) {
+		cli_error("secrets: '%s' is not a PID (a positive number)", a->operand[0]);
+		return CLI_EXIT_USAGE;
+	}
 	proc = opendir("/proc");
 	if (!proc) {
 		cli_error("secrets: /proc: %s", strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
-	while (!ret && (de = readdir(proc)))
-		if (isdigit((unsigned char)de->d_name[0]))
-			ret = scan_pid(&s, dirfd(proc), de->d_name);
+	if (pid) {
+		snprintf(name, sizeof(name), "%d", (int)pid);
+		ret = scan_pid(&s, dirfd(proc), name);
+		if (!ret && !s.scanned)
+			ret = -ESRCH;
+		else if (!ret && s.nunreadable)
+			ret = -EACCES;
+	} else {
+		while (!ret && (de = readdir(proc)))
+			if (isdigit((unsigned char)de->d_name[0]))
+				ret = scan_pid(&s, dirfd(proc), de->d_name);
+	}
 	closedir(proc);
 	if (ret) {
-		cli_error("secrets: %s", strerror(-ret));
+		if (ret == -ESRCH)
+			cli_error("secrets: no process %d", (int)pid);
+		else if (pid)
+			cli_error("secrets: process %d: %s", (int)pid, strerror(-ret));
+		else
+			cli_error("secrets: %s", strerror(-ret));
 		free(s.holders);
 		free(s.unreadable);
 		return CLI_EXIT_FAIL;
@@ -229,7 +253,7 @@ int cmd_secrets(const struct cli_args *a)
 	if (a->json)
 		print_json(&s);
 	else
-		print_table(&s);
+		print_table(&s, pid);
 	free(s.holders);
 	free(s.unreadable);
 	return CLI_EXIT_OK;

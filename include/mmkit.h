@@ -267,7 +267,9 @@ int mmkit_secret_protect(void *p, int access);
 /*
  * Stores in *@size the bytes asked for when @p was allocated: 0 if @p is
  * the start of a secret of this allocator (also one inherited through
- * fork, which cannot be read), -ENOENT if it is not, -EINVAL for NULL.
+ * fork, which cannot be read); -EINVAL if @p lies in the allocator's
+ * memory but is not the start of a live secret (a secret freed already, a
+ * pointer into one), or for NULL; -ENOENT if it is not the allocator's.
  * Never aborts: for shims that must tell their pointers from others.
  */
 int mmkit_secret_size(const void *p, size_t *size);

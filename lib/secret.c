@@ -210,16 +210,18 @@ MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
 	c = secret__chunk_of(p);
 	if (c) {
 		n = secret__pool_size(c, p);
+		/* In the pool's memory: freed, or not the start of a secret. */
+		ret = n ? 0 : -EINVAL;
 	} else {
 		sp = secret__span_find(p);
 		if (sp)
 			n = sp->size;
+		ret = sp ? 0 : secret__span_cached(p) ? -EINVAL : -ENOENT;
 	}
 	pthread_mutex_unlock(&S.lock);
-	if (!n)
-		return -ENOENT;
-	*size = n;
-	return 0;
+	if (!ret)
+		*size = n;
+	return ret;
 }
 
 MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)

@@ -178,6 +178,20 @@ static size_t secret_size(const void *ptr)
 }
 
 /*
+ * A pointer into mmkit's secret memory that is not a live secret (freed
+ * already, or inside one) is a mistake of the program's: mmkit_secret_free()
+ * names it and aborts, as OpenSSL's heap asserts.  Handed to CRYPTO_free()
+ * it would crash in free() without a word.
+ */
+static void refuse_own_mistake(void *ptr)
+{
+	size_t n;
+
+	if (mmkit_secret_size(ptr, &n) == -EINVAL)
+		mmkit_secret_free(ptr);
+}
+
+/*
  * Fork.  mmkit hands no secret down to a child: there the parent's are
  * PROT_NONE (memfd_secret pages cannot be copied, and mmkit will not
  * copy them).  A child of a program using OpenSSL's heap has a copy of
@@ -473,6 +487,7 @@ void CRYPTO_secure_free(void *ptr, const char *file, int line)
 		secret_free(ptr, n);
 		return;
 	}
+	refuse_own_mistake(ptr);
 	crypto_free = (crypto_free_fn *)libcrypto_function(&cache, "CRYPTO_free");
 	if (!crypto_free)
 		die("CRYPTO_secure_free", ptr, "not a secure allocation, and no libcrypto.so.3 "
@@ -495,6 +510,7 @@ void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file, int line)
 		secret_free(ptr, n);
 		return;
 	}
+	refuse_own_mistake(ptr);
 	crypto_clear_free = (crypto_clear_free_fn *)libcrypto_function(&cache,
 									 "CRYPTO_clear_free");
 	if (!crypto_clear_free)

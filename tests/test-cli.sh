@@ -140,7 +140,14 @@ for size in "" 12X -5 1KK K " 4" 99999999999999999999 99999999999G; do
 done
 expect_exit 2 memlock 4K 8K
 expect_exit 2 probe extra
-expect_exit 2 secrets extra
+expect_exit 2 secrets 1 2
+for pid in 0 -1 abc 1K; do
+	expect_bad_input secrets "$pid"
+done
+expect_exit 1 secrets 2147483647
+grep -q 'no process 2147483647' "$tmp/err" || fail "secrets 2147483647: $(cat "$tmp/err")"
+expect_exit 0 secrets $$
+grep -q "holds no\|no process holds" "$tmp/out" || fail "secrets \$\$: $(cat "$tmp/out")"
 expect_exit 2 bench
 expect_exit 2 bench ../../bin/sh
 expect_exit 2 bench no-such-bench

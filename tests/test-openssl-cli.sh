@@ -4,7 +4,8 @@
 # The unmodified openssl command on libmmkit-openssl.so: genpkey makes an EC
 # and an RSA key, pkeyutl signs and verifies with each (a damaged signature
 # is refused), and an s_server with each key serves an s_client handshake
-# on loopback while `mmkit secrets` shows its secret memory mapped.  Every
+# on loopback (started by `mmkit run --secret-heap=openssl`) while
+# `mmkit secrets PID` shows its secret memory mapped.  Every
 # run's MMKIT_STATS=1 line must count secure allocations: a shim that does
 # nothing cannot pass.  Where memfd_secret is unavailable the shim uses
 # mmkit's fallback, and only the `mmkit secrets` check is skipped.
@@ -75,8 +76,9 @@ for alg in EC RSA; do
 
 	openssl req -x509 -new -key "$key" -subj /CN=localhost -days 1 -out "$tmp/$alg.crt" \
 		2>"$tmp/err" || { cat "$tmp/err" >&2; fail "openssl req $alg"; }
-	# One connection, then it exits and its stats line is written.
-	MMKIT_STATS=1 LD_PRELOAD="$shim" openssl s_server -key "$key" -cert "$tmp/$alg.crt" \
+	# One connection, then it exits and its stats line is written.  Started
+	# through mmkit run, which executes it in place: $! is the server.
+	"$mmkit" run --secret-heap=openssl --stats -- openssl s_server -key "$key" -cert "$tmp/$alg.crt" \
 		-accept 127.0.0.1:0 -www -naccept 1 >"$tmp/server.out" 2>"$tmp/server.err" \
 		</dev/null &
 	server=$!
@@ -90,7 +92,7 @@ for alg in EC RSA; do
 	[ -n "$port" ] || { cat "$tmp/server.err" >&2; fail "s_server $alg did not listen"; }
 
 	# The key is loaded: its secrets are live in the server now.
-	"$mmkit" secrets --json >"$tmp/secrets" || fail "mmkit secrets --json"
+	"$mmkit" secrets "$server" --json >"$tmp/secrets" || fail "mmkit secrets $server --json"
 	mapped=$(sed -n "s/.*\"pid\": $server, .*\"mapped_bytes\": \([0-9]*\)}.*/\1/p" \
 		"$tmp/secrets")
 

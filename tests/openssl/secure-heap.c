@@ -131,6 +131,40 @@ static void check_edges(void)
 	T_ASSERT(!OPENSSL_secure_zalloc(SIZE_MAX / 2));
 }
 
+static void free_twice(void *arg)
+{
+	unsigned char *p = OPENSSL_secure_malloc(32);
+
+	(void)arg;
+	T_ASSERT(p);
+	OPENSSL_secure_free(p);
+	/* A freed secret is no secret, but not libcrypto's to free either. */
+	T_EQ(CRYPTO_secure_allocated(p), 0);
+	OPENSSL_secure_free(p);
+}
+
+static void free_inside(void *arg)
+{
+	unsigned char *p = OPENSSL_secure_malloc(64);
+
+	(void)arg;
+	T_ASSERT(p);
+	OPENSSL_secure_clear_free(p + 16, 16);
+}
+
+static void check_mistakes(void)
+{
+	int status;
+
+	T_CASE("a secret freed twice, a pointer inside one: abort, not free()");
+	status = t_in_child(free_twice, NULL);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		T_FAIL("a double free: wait status %#x, expected SIGABRT", status);
+	status = t_in_child(free_inside, NULL);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		T_FAIL("a free inside a secret: wait status %#x, expected SIGABRT", status);
+}
+
 static void check_plain_pointers(void)
 {
 	unsigned long frees = plain_frees;
@@ -298,6 +332,7 @@ int main(void)
 	check_shim_answers();
 	check_alloc_free();
 	check_edges();
+	check_mistakes();
 	check_plain_pointers();
 	check_init_done();
 	check_threads();
