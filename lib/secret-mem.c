@@ -45,11 +45,12 @@ static void describe_refusal(char *why, size_t len, const char *what, int err)
 static void fall_back(const char *why)
 {
 	if (S.required_by) {
-		S.backend = BACKEND_NONE;
+		/* The threads' caches read it without the lock. */
+		__atomic_store_n(&S.backend, BACKEND_NONE, __ATOMIC_RELAXED);
 		snprintf(S.reason, sizeof(S.reason), "%.160s; the fallback is forbidden (%s)", why,
 			 S.required_by);
 	} else {
-		S.backend = BACKEND_MLOCK;
+		__atomic_store_n(&S.backend, BACKEND_MLOCK, __ATOMIC_RELAXED);
 		snprintf(S.reason, sizeof(S.reason), "%.160s; using " FALLBACK_WHAT, why);
 	}
 }
@@ -278,17 +279,18 @@ uint64_t secret__siphash24(const uint64_t key[2], uint64_t m)
  * nothing about another's (an unkeyed mix of key and address could be run
  * backwards to the key).  No byte is zero, so an off-by-one string
  * terminator is caught too.  An 8-byte pattern repeats over the canary,
- * written and compared a word at a time.
+ * written and compared a word at a time.  A thread's cache keeps the
+ * pattern of each slot it holds (ordinary memory, like the key itself),
+ * so only the check at free computes one.
  */
-static uint64_t canary_pattern(const void *owner)
+uint64_t secret__canary_pattern(const void *owner)
 {
 	/* The low bit of every byte set: 56 random bits, no zero byte. */
 	return secret__siphash24(S.canary_key, (uintptr_t)owner) | 0x0101010101010101ULL;
 }
 
-void secret__canary_fill(unsigned char *at, size_t len, const void *owner)
+void secret__pattern_fill(unsigned char *at, size_t len, uint64_t pat)
 {
-	uint64_t pat = canary_pattern(owner);
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8)
@@ -296,9 +298,9 @@ void secret__canary_fill(unsigned char *at, size_t len, const void *owner)
 	memcpy(at + i, &pat, len - i);
 }
 
-int secret__canary_ok(const unsigned char *at, size_t len, const void *owner)
+int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat)
 {
-	uint64_t pat = canary_pattern(owner), diff = 0, v;
+	uint64_t diff = 0, v;
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8) {
@@ -306,6 +308,16 @@ int secret__canary_ok(const unsigned char *at, size_t len, const void *owner)
 		diff |= v ^ pat;
 	}
 	return !diff && !memcmp(at + i, &pat, len - i);
+}
+
+void secret__canary_fill(unsigned char *at, size_t len, const void *owner)
+{
+	secret__pattern_fill(at, len, secret__canary_pattern(owner));
+}
+
+int secret__canary_ok(const unsigned char *at, size_t len, const void *owner)
+{
+	return secret__pattern_ok(at, len, secret__canary_pattern(owner));
 }
 
 void secret__die(const void *p, const char *what)
