@@ -17,7 +17,6 @@
 struct secret_state S = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.once = PTHREAD_ONCE_INIT,
-	.keep = CACHE_KEEP,
 };
 
 
@@ -190,21 +189,26 @@ static void note_failure(size_t len, int err)
  * Maps secret pages over the guard reservation [addr, addr + len).  On
  * failure the guard is put back; *lost tells when even that failed.
  */
+static int map_once(void *addr, size_t len)
+{
+	int ret;
+
+	if (S.backend == BACKEND_SECRETMEM) {
+		ret = secretmem_fits(len);
+		return ret ? ret : map_secretmem(addr, len);
+	}
+	return map_fallback(addr, len);
+}
+
 int secret__map(void *addr, size_t len, int *lost)
 {
 	int ret;
 
 	*lost = 0;
-	if (S.backend == BACKEND_SECRETMEM) {
-		ret = secretmem_fits(len);
-		if (ret) {
-			note_failure(len, ret);
-			return ret;
-		}
-		ret = map_secretmem(addr, len);
-	} else {
-		ret = map_fallback(addr, len);
-	}
+	ret = map_once(addr, len);
+	/* Over the lock limit: the empty chunks kept for reuse go first (MAP_FIXED maps over). */
+	if (ret == -ENOMEM && secret__pool_trim())
+		ret = map_once(addr, len);
 	if (!ret) {
 		S.pages_mapped += len / S.page;
 		S.bytes_locked += len;
@@ -289,13 +293,18 @@ uint64_t secret__canary_pattern(const void *owner)
 	return secret__siphash24(S.canary_key, (uintptr_t)owner) | 0x0101010101010101ULL;
 }
 
+/*
+ * Canaries are short (8 to 2040 bytes, 16 for a 32-byte secret): whole
+ * words, then the last bytes one at a time, with no call into libc.
+ */
 void secret__pattern_fill(unsigned char *at, size_t len, uint64_t pat)
 {
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8)
 		memcpy(at + i, &pat, 8);
-	memcpy(at + i, &pat, len - i);
+	for (; i < len; i++)
+		at[i] = (unsigned char)(pat >> (8 * (i % 8)));
 }
 
 int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat)
@@ -307,7 +316,9 @@ int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat)
 		memcpy(&v, at + i, 8);
 		diff |= v ^ pat;
 	}
-	return !diff && !memcmp(at + i, &pat, len - i);
+	for (; i < len; i++)
+		diff |= at[i] ^ (unsigned char)(pat >> (8 * (i % 8)));
+	return !diff;
 }
 
 void secret__canary_fill(unsigned char *at, size_t len, const void *owner)

@@ -29,6 +29,9 @@ static const uint16_t class_size[NCLASSES] = {
 	1024, 1280, 1536, 2048,
 };
 
+/* Slots per chunk of each class: chunk_check() compares, never divides. */
+static unsigned int class_nslots[NCLASSES];
+
 void secret__pool_init(void)
 {
 	unsigned int k, i;
@@ -44,8 +47,10 @@ void secret__pool_init(void)
 		S.class_of[i] = (unsigned char)k;
 	}
 	/* A thread holds about 16 KiB of big slots at most, so idle caches pin few chunks. */
-	for (k = 0; k < NCLASSES; k++)
+	for (k = 0; k < NCLASSES; k++) {
 		S.cls[k].cache_max = class_size[k] <= 512 ? CACHE_MAX : 16384u / class_size[k];
+		class_nslots[k] = (unsigned int)(S.chunk_len / class_size[k]);
+	}
 }
 
 static void list_add(struct chunk **head, struct chunk *c)
@@ -205,7 +210,7 @@ static unsigned int map_words(unsigned int nslots)
 /* Takes a chunk from the cache (mapping one if needed) for size class @k. */
 static int chunk_assign(unsigned int k, struct chunk **out)
 {
-	unsigned int nslots = (unsigned int)(S.chunk_len / class_size[k]);
+	unsigned int nslots = class_nslots[k];
 	unsigned int words = map_words(nslots), sums = map_words(words), w;
 	/* The sizes get whole cache lines: threads writing theirs do not share one. */
 	size_t sizes_len = ((size_t)nslots * sizeof(uint16_t) + 63) & ~(size_t)63;
@@ -260,7 +265,7 @@ static void chunk_unassign(struct chunk *c)
 	list_del(&S.cls[c->cls].avail, c);
 	S.cls[c->cls].empty--;
 	chunk_meta_free(c);
-	if (S.ncached < S.keep) {
+	if (S.ncached < S.keep || (size_t)S.ncached * S.chunk_len < CACHE_KEEP_BYTES) {
 		c->state = CHUNK_CACHED;
 		list_add(&S.cache, c);
 		S.ncached++;
@@ -278,7 +283,7 @@ static void chunk_unassign(struct chunk *c)
 static void chunk_check(const struct chunk *c)
 {
 	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] ||
-	    c->nslots != (unsigned int)(S.chunk_len / c->slot) || c->nfree > c->nslots)
+	    c->nslots != class_nslots[c->cls] || c->nfree > c->nslots)
 		secret__corrupt(c->data, "slot counts out of range");
 }
 
@@ -485,6 +490,35 @@ unsigned long long secret__pool_empty_chunks(void)
 	for (k = 0; k < NCLASSES; k++)
 		empty += S.cls[k].empty;
 	return empty;
+}
+
+unsigned int secret__pool_trim(void)
+{
+	unsigned int n = 0, k;
+	struct chunk *c;
+
+	for (k = 0; k < NCLASSES; k++) {
+		if (!S.cls[k].empty)
+			continue;
+		for (c = S.cls[k].avail; c && c->nfree < c->nslots; c = c->next)
+			;
+		if (c) {
+			list_del(&S.cls[k].avail, c);
+			S.cls[k].empty--;
+			chunk_meta_free(c);
+			c->state = CHUNK_CACHED;
+			list_add(&S.cache, c);
+			S.ncached++;
+		}
+	}
+	while (S.ncached > S.keep) {
+		c = S.cache;
+		list_del(&S.cache, c);
+		S.ncached--;
+		c->state = secret__release(c->data, S.chunk_len) ? CHUNK_LOST : CHUNK_UNUSED;
+		n++;
+	}
+	return n;
 }
 
 /* The live slots of @c: cached ones have no size. */

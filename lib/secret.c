@@ -47,9 +47,10 @@ static int ensure_init(void)
 {
 	int ret = 0;
 
-	pthread_once(&S.once, init);
+	/* Done implies init() ran: every call after the first stops here. */
 	if (__atomic_load_n(&S.init_done, __ATOMIC_ACQUIRE))
 		return 0;
+	pthread_once(&S.once, init);
 	pthread_mutex_lock(&S.lock);
 	if (!S.init_done) {
 		if (!S.atfork_done) {
@@ -237,6 +238,7 @@ MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 {
 	enum secret_backend before;
 	size_t want, off;
+	unsigned int kept;
 	struct chunk *c;
 	int ret;
 
@@ -247,6 +249,10 @@ MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 	if (want > UINT32_MAX)
 		return -ENOMEM;
 	pthread_mutex_lock(&S.lock);
+	/* Raised first: a mapping over the lock limit must not trim what was just reserved. */
+	kept = S.keep;
+	if (want > S.keep)
+		S.keep = (unsigned int)want;
 	ret = backend_allowed(MMKIT_SECRET_QUIET);
 	while (!ret && S.ncached < want) {
 		before = S.backend;
@@ -259,8 +265,8 @@ MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 		for (off = 0; !ret && off < S.chunk_len; off += S.page)
 			*(volatile char *)(c->data + off) = 0;
 	}
-	if (!ret && want > S.keep)
-		S.keep = (unsigned int)want;
+	if (ret)
+		S.keep = kept;
 	pthread_mutex_unlock(&S.lock);
 	return ret;
 }

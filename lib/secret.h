@@ -29,8 +29,13 @@ enum secret_backend { BACKEND_SECRETMEM, BACKEND_MLOCK, BACKEND_NONE };
 #define BLOCKS_PER_ARENA	256
 /* Arenas are found by a hash of their aligned base: at most 3/4 of this many. */
 #define ARENA_TABLE		4096
-/* Empty chunks kept for reuse beyond one per size class, unless reserved. */
-#define CACHE_KEEP		2
+/*
+ * Bytes of empty chunks kept mapped for reuse beyond one per size class:
+ * remapping costs a fault per page, and with memfd_secret each fault also
+ * flushes every CPU's TLB.  Given back when a mapping does not fit the lock
+ * limit (secret__pool_trim), down to what mmkit_secret_reserve() asked for.
+ */
+#define CACHE_KEEP_BYTES	((size_t)16 << 20)
 /* Freed spans kept for reuse: at most this many, of at most this many pages. */
 #define SPAN_CACHE_MAX		32
 #define SPAN_CACHE_PAGES	64
@@ -140,7 +145,7 @@ struct secret_state {
 	struct class cls[NCLASSES];
 	struct chunk *cache;
 	unsigned int ncached;
-	unsigned int keep;
+	unsigned int keep;		/* chunks mmkit_secret_reserve() asked to keep */
 
 	struct span **table;		/* live spans by user pointer, linear probing */
 	size_t table_cap;
@@ -219,6 +224,8 @@ int secret__chunk_map(struct chunk **out);
 unsigned long long secret__pool_empty_chunks(void);
 /* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
 void secret__pool_forget(void);
+/* Unmaps empty chunks beyond the reserve; how many. */
+unsigned int secret__pool_trim(void);
 
 /* secret-cache.c */
 /* Sets up the thread-exit flush, once. */
