@@ -280,10 +280,17 @@ static void chunk_unassign(struct chunk *c)
  * them, and so do the counts that index them: every number read back is
  * checked before it is used as an index or a length.
  */
+static void chunk_check_shape(const struct chunk *c)
+{
+	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] || c->nslots != class_nslots[c->cls])
+		secret__corrupt(c->data, "slot counts out of range");
+}
+
+/* The shape, and the count that changes under S.lock: only with the lock held. */
 static void chunk_check(const struct chunk *c)
 {
-	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] ||
-	    c->nslots != class_nslots[c->cls] || c->nfree > c->nslots)
+	chunk_check_shape(c);
+	if (c->nfree > c->nslots)
 		secret__corrupt(c->data, "slot counts out of range");
 }
 
@@ -397,7 +404,8 @@ unsigned int secret__slot_check(const struct chunk *c, const char *p, size_t *si
 	size_t off = (size_t)(p - c->data);
 	unsigned int idx;
 
-	chunk_check(c);
+	/* Without the lock (a thread's cache): only what is fixed while the chunk is active. */
+	chunk_check_shape(c);
 	if (p < c->data || off >= S.chunk_len)
 		secret__die(p, "invalid pointer: not the start of a secret");
 	idx = (unsigned int)((off * c->slot_inv) >> 32);
