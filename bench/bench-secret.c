@@ -34,8 +34,10 @@
  * "live_per_thread": 100, "size": 32, "available": true|false,
  * "ns_per_pair": X}] (time per pair per thread: wall time x threads /
  * pairs) and "bulk": [{"allocator": "...", "live": N, "size": 32,
- * "available": true|false, "ns_per_op_warm": X, "ns_per_op_cold": X}],
- * a row not measured with a "reason" and no figures; "targets" then also
+ * "available": true|false, "ns_per_op_warm": X, "ns_per_op_cold": X,
+ * "cold_faults": N}], a row not measured with a "reason" and no figures,
+ * then "memfd_secret_fault_ns": X (one page fault of a bare memfd_secret
+ * mapping; 0 without memfd_secret); "targets" then also
  * holds the issue's four goals (2 threads, bulk warm and cold against
  * OpenSSL, one thread with 100 live against OpenSSL).
  *

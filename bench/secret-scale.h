@@ -14,12 +14,21 @@
  *            a fresh process, the allocator's set-up included; warm: the
  *            second round of that process.  OpenSSL's arena is sized for
  *            the biggest round there, 1 MiB for the other rows (its buddy
- *            allocator is slower the bigger its arena).
+ *            allocator is slower the bigger its arena).  The page faults
+ *            of the cold round are counted (all of the process's): with
+ *            memfd_secret each secret page faulted is taken out of the
+ *            kernel's direct map and every CPU's TLB flushed; mmkit's two
+ *            backends run the same code with the same faults, so their
+ *            difference is that work, and one such fault is also timed on
+ *            a bare memfd_secret mapping.
  */
 #ifndef MMKIT_BENCH_SECRET_SCALE_H
 #define MMKIT_BENCH_SECRET_SCALE_H
 
 #include <pthread.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #define SCALE_SIZE	32
 #define SCALE_LIVE	100
@@ -124,7 +133,7 @@ static double time_bulk(enum allocator a, int n, double t0)
 #define SCALE_ARENA	((size_t)8 << 20)
 
 /* In a fresh process: the first bulk round of @n, set-up included, then a second. */
-static int measure_bulk(enum allocator a, int n, double *cold, double *warm)
+static int measure_bulk(enum allocator a, int n, double *cold, double *warm, long long *faults)
 {
 	int up[2], status;
 	struct reply rp = { 0 };
@@ -137,12 +146,16 @@ static int measure_bulk(enum allocator a, int n, double *cold, double *warm)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		struct rusage ru0, ru1;
 		double t0 = now();
 
 		close(up[0]);
+		getrusage(RUSAGE_SELF, &ru0);
 		rp.err = setup(a, SCALE_ARENA);
 		if (!rp.err) {
 			rp.ns_per_pair = time_bulk(a, n, t0);
+			getrusage(RUSAGE_SELF, &ru1);
+			rp.pages = ru1.ru_minflt - ru0.ru_minflt;
 			rp.ns_warm = rp.ns_per_pair < 0 ? -1 : time_bulk(a, n, now());
 			if (rp.ns_warm < 0)
 				rp.err = alloc_error ? alloc_error : -ENOMEM;
@@ -156,13 +169,40 @@ static int measure_bulk(enum allocator a, int n, double *cold, double *warm)
 	waitpid(pid, &status, 0);
 	*cold = rp.ns_per_pair;
 	*warm = rp.ns_warm;
+	*faults = rp.pages;
 	return rp.err;
+}
+
+#define FLOOR_PAGES	256
+
+/* ns to fault in one page of a bare memfd_secret mapping, or -1 without it. */
+static double time_secret_fault(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = FLOOR_PAGES * page, off;
+	int fd = (int)syscall(SYS_memfd_secret, 0);
+	double t0, t1;
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	p = ftruncate(fd, (off_t)len) ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	t0 = now();
+	for (off = 0; off < len; off += page)
+		p[off] = 1;
+	t1 = now();
+	munmap(p, len);
+	return (t1 - t0) * 1e9 / FLOOR_PAGES;
 }
 
 static double thread_samples[NALLOC][NTHREADS][MAX_ROUNDS], thread_median[NALLOC][NTHREADS];
 static double warm_samples[NALLOC][NBULK][MAX_ROUNDS], warm_median[NALLOC][NBULK];
 static double cold_samples[NALLOC][NBULK][MAX_ROUNDS], cold_median[NALLOC][NBULK];
 static int bulk_err[NALLOC][NBULK];
+static long long fault_samples[NALLOC][NBULK][MAX_ROUNDS], faults_median[NALLOC][NBULK];
+static double floor_samples[MAX_ROUNDS], fault_ns;
 
 /*
  * Why a bulk figure is not taken: libsodium maps pages for each secret
@@ -182,6 +222,7 @@ static void run_scale_round(struct worker *w, int r)
 	struct reply rp;
 	int k, a, t, b;
 
+	floor_samples[r] = time_secret_fault();
 	for (t = 0; t < NTHREADS; t++)
 		for (k = 0; k < NALLOC; k++) {
 			a = (k + r) % NALLOC;
@@ -197,7 +238,7 @@ static void run_scale_round(struct worker *w, int r)
 			a = (k + r) % NALLOC;
 			if (!not_built[a] && !bulk_skipped(a, b) && !bulk_err[a][b])
 				bulk_err[a][b] = measure_bulk(a, bulk_counts[b], &cold_samples[a][b][r],
-							      &warm_samples[a][b][r]);
+							      &warm_samples[a][b][r], &fault_samples[a][b][r]);
 		}
 }
 
@@ -207,16 +248,26 @@ static double median_of(double *x, int rounds)
 	return x[rounds / 2];
 }
 
+static int cmp_long_long(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
 static void scale_medians(int rounds)
 {
 	int a, t, b;
 
+	fault_ns = median_of(floor_samples, rounds);
 	for (a = 0; a < NALLOC; a++) {
 		for (t = 0; t < NTHREADS; t++)
 			thread_median[a][t] = median_of(thread_samples[a][t], rounds);
 		for (b = 0; b < NBULK; b++) {
 			warm_median[a][b] = median_of(warm_samples[a][b], rounds);
 			cold_median[a][b] = median_of(cold_samples[a][b], rounds);
+			qsort(fault_samples[a][b], (size_t)rounds, sizeof(long long), cmp_long_long);
+			faults_median[a][b] = fault_samples[a][b][rounds / 2];
 		}
 	}
 }
@@ -273,7 +324,8 @@ static void print_scale_table(const struct worker *w)
 	}
 	printf("\nbulk: N secrets of %d B, a tenth freed and allocated again 10 times, all freed;\n"
 	       "ns per operation, median; cold = first round of a fresh process, set-up included\n\n"
-	       "%-20s %8s %12s %12s\n", SCALE_SIZE, "ALLOCATOR", "N", "WARM NS/OP", "COLD NS/OP");
+	       "%-20s %8s %12s %12s %12s\n", SCALE_SIZE, "ALLOCATOR", "N", "WARM NS/OP", "COLD NS/OP",
+	       "COLD FAULTS");
 	for (b = 0; b < NBULK; b++)
 		for (a = 0; a < NALLOC; a++) {
 			if (not_built[a])
@@ -283,7 +335,8 @@ static void print_scale_table(const struct worker *w)
 				printf(" %12s %12s  %s\n", "-", "-", bulk_skipped(a, b) ? bulk_skipped(a, b) :
 				       strerror(-bulk_err[a][b]));
 			else
-				printf(" %12.1f %12.1f\n", warm_median[a][b], cold_median[a][b]);
+				printf(" %12.1f %12.1f %12lld\n", warm_median[a][b], cold_median[a][b],
+				       faults_median[a][b]);
 		}
 }
 
@@ -301,6 +354,15 @@ static void print_scale_ratios(void)
 		printf("  bulk %d: warm %.2fx, cold %.2fx\n", bulk_counts[b],
 		       warm_median[OPENSSL][b] / warm_median[MMKIT_SECRETMEM][b],
 		       cold_median[OPENSSL][b] / cold_median[MMKIT_SECRETMEM][b]);
+	/* Same code, same faults: what the two backends differ by is the kernel's work. */
+	for (b = 0; b < NBULK; b++)
+		printf("  bulk %d cold, against mmkit/mlock: %.2fx; mmkit/memfd_secret - mmkit/mlock =\n"
+		       "    %.1f ns per op, the kernel's for memfd_secret pages (%lld faults in all)\n",
+		       bulk_counts[b], cold_median[OPENSSL][b] / cold_median[MMKIT_MLOCK][b],
+		       cold_median[MMKIT_SECRETMEM][b] - cold_median[MMKIT_MLOCK][b],
+		       faults_median[MMKIT_SECRETMEM][b]);
+	if (fault_ns > 0)
+		printf("  one memfd_secret page fault, timed on a bare mapping: %.1f us\n", fault_ns / 1000);
 	scale_goals(g);
 	printf("\ngoals:\n");
 	for (i = 0; i < NGOALS; i++)
@@ -334,11 +396,11 @@ static void print_scale_json(const struct worker *w)
 			if (why || !ok)
 				printf(", \"reason\": \"%s\"", why ? why : strerror(-bulk_err[a][b]));
 			if (ok)
-				printf(", \"ns_per_op_warm\": %.1f, \"ns_per_op_cold\": %.1f", warm_median[a][b],
-				       cold_median[a][b]);
+				printf(", \"ns_per_op_warm\": %.1f, \"ns_per_op_cold\": %.1f, \"cold_faults\": %lld",
+				       warm_median[a][b], cold_median[a][b], faults_median[a][b]);
 			printf("}");
 		}
-	printf("\n]");
+	printf("\n], \"memfd_secret_fault_ns\": %.0f", fault_ns > 0 ? fault_ns : 0);
 }
 
 /* The goals as entries of the JSON "targets" list, each after a comma. */
