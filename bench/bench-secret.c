@@ -33,7 +33,8 @@
  * "results" come "threads": [{"allocator": "...", "threads": N,
  * "live_per_thread": 100, "size": 32, "available": true|false,
  * "ns_per_pair": X}] (time per pair per thread: wall time x threads /
- * pairs) and "bulk": [{"allocator": "...", "live": N, "size": 32,
+ * pairs; also rows of allocator "control", no allocator, live_per_thread
+ * 0: the machine's own scaling during the run) and "bulk": [{"allocator": "...", "live": N, "size": 32,
  * "available": true|false, "ns_per_op_warm": X, "ns_per_op_cold": X,
  * "cold_faults": N}], a row not measured with a "reason" and no figures,
  * then "memfd_secret_fault_ns": X (one page fault of a bare memfd_secret
@@ -256,7 +257,7 @@ static void worker_main(enum allocator a, int in, int out)
 		if (!rp.err && rq.kind == PAIRS)
 			rp.ns_per_pair = time_pairs(a, rq.size, rq.live, rq.seconds);
 		if (!rp.err && rq.kind == THREADS)
-			rp.ns_per_pair = time_threads(a, rq.threads, rq.seconds);
+			rp.ns_per_pair = time_threads(a, 0, rq.threads, rq.seconds);
 		if (!rp.err && rp.ns_per_pair < 0)
 			rp.err = -ENOMEM;
 		if (write(out, &rp, sizeof(rp)) != sizeof(rp))

@@ -31,9 +31,9 @@ assert sizes == [32, 4096] or (sizes == [] and not all(r["available"] for r in r
 for t in d["targets"]:
     assert isinstance(t["met"], bool) and t["target"] and t["figure"], t
 threads = {(r["allocator"], r["threads"]): r for r in d["threads"]}
-assert set(threads) == {(n, t) for n in names for t in (1, 2, 4, 8)}, threads.keys()
+assert set(threads) == {(n, t) for n in names | {"control"} for t in (1, 2, 4, 8)}, threads.keys()
 for r in threads.values():
-    assert r["live_per_thread"] == 100 and r["size"] == 32, r
+    assert r["live_per_thread"] == (0 if r["allocator"] == "control" else 100) and r["size"] == 32, r
     assert not r["available"] or r["ns_per_pair"] > 0, r
 bulk = {(r["allocator"], r["live"]): r for r in d["bulk"]}
 assert set(bulk) == {(n, l) for n in names for l in (10000, 200000)}, bulk.keys()
