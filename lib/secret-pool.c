@@ -8,8 +8,10 @@
  * to its size so that a pointer finds its arena by a hash of its high bits
  * and its chunk by a shift, with no lock and no search; a chunk is mapped
  * over its block when first needed and then kept: an emptied chunk stays
- * with its size class or goes to a small cache, so steady allocation never
- * maps, faults or unmaps.  Chunks are carved into slots of one size class;
+ * with its size class or goes to a cache of up to CACHE_KEEP_BYTES, so
+ * steady allocation, and a second burst like the first, never maps, faults
+ * or unmaps; the cache is unmapped when a mapping would exceed the lock
+ * limit (secret__pool_trim).  Chunks are carved into slots of one size class;
  * each slot holds the caller's bytes followed by at least CANARY_MIN canary
  * bytes up to the end of the slot.  A bitmap per chunk, with a summary
  * bitmap over its words, finds a free slot in a few find-first-set steps
