@@ -278,7 +278,7 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 		[BACKEND_MLOCK] = "mlock",
 		[BACKEND_NONE] = "none",
 	};
-	unsigned long long cached_allocs, cached_bytes;
+	unsigned long long thread_allocs, thread_bytes;
 	struct mmkit_memlock m;
 	int ret;
 
@@ -294,9 +294,9 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 	snprintf(st->backend, sizeof(st->backend), "%s", names[S.backend]);
 	snprintf(st->reason, sizeof(st->reason), "%s", S.reason);
 	snprintf(st->last_error, sizeof(st->last_error), "%s", S.last_error);
-	secret__cache_counts(&cached_allocs, &cached_bytes);
-	st->allocs_live = S.allocs_live + cached_allocs;
-	st->bytes_live = S.bytes_live + cached_bytes;
+	secret__cache_counts(&thread_allocs, &thread_bytes);
+	st->allocs_live = S.allocs_live + thread_allocs;
+	st->bytes_live = S.bytes_live + thread_bytes;
 	st->pages_mapped = S.pages_mapped;
 	st->pages_cached = secret__pool_empty_chunks() * (S.chunk_len / S.page) + S.span_cache_pages;
 	st->bytes_locked = S.bytes_locked;
