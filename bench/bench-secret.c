@@ -12,7 +12,9 @@
  * after round, each timing allocation + free pairs of one size for a fixed
  * time, first with no other secret live, then with 100 others of the size
  * live (OpenSSL's buddy allocator splits and merges its whole arena when
- * alone); the median over the rounds is reported.  Space: in a fresh process
+ * alone); the median over the rounds is reported.  Then the scaling rows
+ * (secret-scale.h): 1, 2, 4 and 8 threads, and bulk rounds of 10,000 and
+ * 200,000 live secrets, warm and cold.  Space: in a fresh process
  * per allocator and size, 1000 secrets are allocated, written in full and
  * kept live; the growth of the resident set (pages) and of VmLck is what
  * 1000 live secrets cost -- for OpenSSL that includes its arena, sized to
@@ -27,7 +29,18 @@
  * "openssl_over_mmkit_with_live": X, "sodium_over_mmkit_with_live": X}]},
  * "targets": [{"target": "...", "figure": "...", "met": true|false}]},
  * with "background_live": 100 at the top; the ratios compare the time per
- * pair with mmkit/memfd_secret's (above 1: mmkit is faster).
+ * pair with mmkit/memfd_secret's (above 1: mmkit is faster).  After
+ * "results" come "threads": [{"allocator": "...", "threads": N,
+ * "live_per_thread": 100, "size": 32, "available": true|false,
+ * "ns_per_pair": X}] (time per pair per thread: wall time x threads /
+ * pairs; also rows of allocator "control", no allocator, live_per_thread
+ * 0: the machine's own scaling during the run) and "bulk": [{"allocator": "...", "live": N, "size": 32,
+ * "available": true|false, "ns_per_op_warm": X, "ns_per_op_cold": X,
+ * "cold_faults": N}], a row not measured with a "reason" and no figures,
+ * then "memfd_secret_fault_ns": X (one page fault of a bare memfd_secret
+ * mapping; 0 without memfd_secret); "targets" then also
+ * holds the issue's four goals (2 threads, bulk warm and cold against
+ * OpenSSL, one thread with 100 live against OpenSSL).
  *
  * A peer is built in only where pkg-config found it when mmkit was built
  * (the Makefile defines HAVE_LIBSODIUM, HAVE_OPENSSL); one left out has
@@ -80,15 +93,20 @@ static const int backgrounds[] = { 0, BACKGROUND };
 #define MAX_ROUNDS	51
 #define TURN_SECONDS	0.08
 
+enum request_kind { PAIRS, THREADS };
+
 struct request {
+	enum request_kind kind;
 	size_t size;
-	int live;
+	int live;		/* secrets held meanwhile */
+	int threads;
 	double seconds;
 };
 
 struct reply {
 	int err;
 	double ns_per_pair;
+	double ns_warm;		/* bulk: the second round's, the first's in ns_per_pair */
 	long long pages;
 	long long locked_kib;
 };
@@ -216,6 +234,11 @@ static double time_pairs(enum allocator a, size_t size, int live, double seconds
 	return elapsed * 1e9 / (double)pairs;
 }
 
+static int worker_run(struct worker *w, const struct request *rq, struct reply *rp);
+static int cmp_double(const void *a, const void *b);
+
+#include "secret-scale.h"
+
 static void worker_main(enum allocator a, int in, int out)
 {
 	struct request rq;
@@ -231,11 +254,12 @@ static void worker_main(enum allocator a, int in, int out)
 			release(a, probe);
 	}
 	while (read(in, &rq, sizeof(rq)) == sizeof(rq)) {
-		if (!rp.err) {
+		if (!rp.err && rq.kind == PAIRS)
 			rp.ns_per_pair = time_pairs(a, rq.size, rq.live, rq.seconds);
-			if (rp.ns_per_pair < 0)
-				rp.err = -ENOMEM;
-		}
+		if (!rp.err && rq.kind == THREADS)
+			rp.ns_per_pair = time_threads(a, 0, rq.threads, rq.seconds);
+		if (!rp.err && rp.ns_per_pair < 0)
+			rp.err = -ENOMEM;
 		if (write(out, &rp, sizeof(rp)) != sizeof(rp))
 			break;
 	}
@@ -265,11 +289,9 @@ static int worker_start(struct worker *w, enum allocator a)
 	return 0;
 }
 
-static int worker_run(struct worker *w, size_t size, int live, double seconds, struct reply *rp)
+static int worker_run(struct worker *w, const struct request *rq, struct reply *rp)
 {
-	struct request rq = { size, live, seconds };
-
-	if (write(w->to, &rq, sizeof(rq)) != sizeof(rq) || read(w->from, rp, sizeof(*rp)) != sizeof(*rp))
+	if (write(w->to, rq, sizeof(*rq)) != sizeof(*rq) || read(w->from, rp, sizeof(*rp)) != sizeof(*rp))
 		return -EPIPE;
 	return rp->err;
 }
@@ -367,6 +389,7 @@ int main(int argc, char **argv)
 	static double samples[NALLOC][NSIZES][NBG][MAX_ROUNDS];
 	static double median[NALLOC][NSIZES][NBG];
 	struct reply space[NALLOC][NSIZES], rp;
+	struct request rq;
 	struct worker w[NALLOC];
 	int json = 0, rounds = 9, comparable, r, i, k, a, b;
 	size_t s;
@@ -384,8 +407,11 @@ int main(int argc, char **argv)
 			fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
 				"usage: mmkit bench secret [--json] [--rounds N]\n"
 				"  32 B and 4 KiB secrets: alloc+free speed (median of N rounds, default 9),\n"
-				"  alone and with %d others live, and pages per 1000 live secrets:\n"
-				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n", BACKGROUND);
+				"  alone and with %d others live, and pages per 1000 live secrets;\n"
+				"  1, 2, 4, 8 threads with %d live each; bulk rounds of 10,000 and\n"
+				"  200,000 live, warm and cold:\n"
+				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n", BACKGROUND,
+				SCALE_LIVE);
 			return !strcmp(argv[i], "--help") ? 0 : 2;
 		}
 	}
@@ -401,7 +427,7 @@ int main(int argc, char **argv)
 		for (s = 0; s < NSIZES; s++)
 			if (!not_built[a])
 				measure_space(a, sizes[s], &space[a][s]);
-	for (r = 0; r < rounds; r++)
+	for (r = 0; r < rounds; r++) {
 		for (s = 0; s < NSIZES; s++)
 			for (b = 0; b < NBG; b++)
 				for (k = 0; k < NALLOC; k++) {
@@ -409,10 +435,13 @@ int main(int argc, char **argv)
 					a = (k + r) % NALLOC;
 					if (!w[a].available)
 						continue;
-					if (worker_run(&w[a], sizes[s], backgrounds[b], TURN_SECONDS, &rp))
+					rq = (struct request){ PAIRS, sizes[s], backgrounds[b], 1, TURN_SECONDS };
+					if (worker_run(&w[a], &rq, &rp))
 						w[a].available = 0;
 					samples[a][s][b][r] = rp.ns_per_pair;
 				}
+		run_scale_round(w, r);
+	}
 	/* All pipes first: each worker holds copies of the earlier workers' ends. */
 	for (a = 0; a < NALLOC; a++) {
 		if (not_built[a])
@@ -429,6 +458,7 @@ int main(int argc, char **argv)
 				median[a][s][b] = samples[a][s][b][rounds / 2];
 			}
 	}
+	scale_medians(rounds);
 
 	comparable = w[MMKIT_SECRETMEM].available && w[OPENSSL].available && w[SODIUM].available;
 	if (json) {
@@ -450,7 +480,9 @@ int main(int argc, char **argv)
 					       space[a][s].pages, space[a][s].locked_kib);
 				printf("}");
 			}
-		printf("\n ], \"ratios\": [");
+		printf("\n ]");
+		print_scale_json(w);
+		printf(", \"ratios\": [");
 		if (!comparable) {
 			printf("], \"targets\": [\n  {\"target\": \"32 B alloc+free at least as fast as "
 			       "OpenSSL's secure heap and 100x faster than libsodium\", \"figure\": "
@@ -468,9 +500,11 @@ int main(int argc, char **argv)
 		       median[OPENSSL][0][1], BACKGROUND,
 		       ratio(median, OPENSSL, 0, 0) >= 1 && ratio(median, OPENSSL, 0, 1) >= 1 ? "true" : "false");
 		printf("  {\"target\": \"32 B alloc+free 100x faster than libsodium\", "
-		       "\"figure\": \"%.0fx alone, %.0fx with %d live\", \"met\": %s}\n]}\n",
+		       "\"figure\": \"%.0fx alone, %.0fx with %d live\", \"met\": %s}",
 		       ratio(median, SODIUM, 0, 0), ratio(median, SODIUM, 0, 1), BACKGROUND,
 		       ratio(median, SODIUM, 0, 0) >= 100 && ratio(median, SODIUM, 0, 1) >= 100 ? "true" : "false");
+		print_goals_json();
+		printf("\n]}\n");
 		return 0;
 	}
 	printf("secret allocators: one alloc+free pair, median of %d rounds of %.2f s each,\n"
@@ -491,6 +525,7 @@ int main(int argc, char **argv)
 			       median[a][s][0], 1e9 / median[a][s][0], median[a][s][1],
 			       space[a][s].pages, space[a][s].locked_kib);
 		}
+	print_scale_table(w);
 	for (a = 0; a < NALLOC; a++)
 		if (not_built[a])
 			printf("%s: %s\n", names[a], not_built[a]);
@@ -503,5 +538,6 @@ int main(int argc, char **argv)
 		printf("%5zu B: %.2fx / %.2fx OpenSSL's (target >= 1), %.0fx / %.0fx libsodium's (target >= 100)\n",
 		       sizes[s], ratio(median, OPENSSL, s, 0), ratio(median, OPENSSL, s, 1),
 		       ratio(median, SODIUM, s, 0), ratio(median, SODIUM, s, 1));
+	print_scale_ratios();
 	return 0;
 }

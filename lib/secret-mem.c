@@ -17,7 +17,6 @@
 struct secret_state S = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.once = PTHREAD_ONCE_INIT,
-	.keep = CACHE_KEEP,
 };
 
 
@@ -45,11 +44,12 @@ static void describe_refusal(char *why, size_t len, const char *what, int err)
 static void fall_back(const char *why)
 {
 	if (S.required_by) {
-		S.backend = BACKEND_NONE;
+		/* The threads' caches read it without the lock. */
+		__atomic_store_n(&S.backend, BACKEND_NONE, __ATOMIC_RELAXED);
 		snprintf(S.reason, sizeof(S.reason), "%.160s; the fallback is forbidden (%s)", why,
 			 S.required_by);
 	} else {
-		S.backend = BACKEND_MLOCK;
+		__atomic_store_n(&S.backend, BACKEND_MLOCK, __ATOMIC_RELAXED);
 		snprintf(S.reason, sizeof(S.reason), "%.160s; using " FALLBACK_WHAT, why);
 	}
 }
@@ -189,21 +189,26 @@ static void note_failure(size_t len, int err)
  * Maps secret pages over the guard reservation [addr, addr + len).  On
  * failure the guard is put back; *lost tells when even that failed.
  */
+static int map_once(void *addr, size_t len)
+{
+	int ret;
+
+	if (S.backend == BACKEND_SECRETMEM) {
+		ret = secretmem_fits(len);
+		return ret ? ret : map_secretmem(addr, len);
+	}
+	return map_fallback(addr, len);
+}
+
 int secret__map(void *addr, size_t len, int *lost)
 {
 	int ret;
 
 	*lost = 0;
-	if (S.backend == BACKEND_SECRETMEM) {
-		ret = secretmem_fits(len);
-		if (ret) {
-			note_failure(len, ret);
-			return ret;
-		}
-		ret = map_secretmem(addr, len);
-	} else {
-		ret = map_fallback(addr, len);
-	}
+	ret = map_once(addr, len);
+	/* Over the lock limit: the empty chunks kept for reuse go first (MAP_FIXED maps over). */
+	if (ret == -ENOMEM && secret__pool_trim())
+		ret = map_once(addr, len);
 	if (!ret) {
 		S.pages_mapped += len / S.page;
 		S.bytes_locked += len;
@@ -278,34 +283,52 @@ uint64_t secret__siphash24(const uint64_t key[2], uint64_t m)
  * nothing about another's (an unkeyed mix of key and address could be run
  * backwards to the key).  No byte is zero, so an off-by-one string
  * terminator is caught too.  An 8-byte pattern repeats over the canary,
- * written and compared a word at a time.
+ * written and compared a word at a time.  A thread's cache keeps the
+ * pattern of each slot it holds (ordinary memory, like the key itself),
+ * so only the check at free computes one.
  */
-static uint64_t canary_pattern(const void *owner)
+uint64_t secret__canary_pattern(const void *owner)
 {
 	/* The low bit of every byte set: 56 random bits, no zero byte. */
 	return secret__siphash24(S.canary_key, (uintptr_t)owner) | 0x0101010101010101ULL;
 }
 
-void secret__canary_fill(unsigned char *at, size_t len, const void *owner)
+/*
+ * Canaries are short (8 to 2040 bytes, 16 for a 32-byte secret): whole
+ * words, then the last bytes one at a time, with no call into libc.
+ */
+void secret__pattern_fill(unsigned char *at, size_t len, uint64_t pat)
 {
-	uint64_t pat = canary_pattern(owner);
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8)
 		memcpy(at + i, &pat, 8);
-	memcpy(at + i, &pat, len - i);
+	for (; i < len; i++)
+		at[i] = (unsigned char)(pat >> (8 * (i % 8)));
 }
 
-int secret__canary_ok(const unsigned char *at, size_t len, const void *owner)
+int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat)
 {
-	uint64_t pat = canary_pattern(owner), diff = 0, v;
+	uint64_t diff = 0, v;
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8) {
 		memcpy(&v, at + i, 8);
 		diff |= v ^ pat;
 	}
-	return !diff && !memcmp(at + i, &pat, len - i);
+	for (; i < len; i++)
+		diff |= at[i] ^ (unsigned char)(pat >> (8 * (i % 8)));
+	return !diff;
+}
+
+void secret__canary_fill(unsigned char *at, size_t len, const void *owner)
+{
+	secret__pattern_fill(at, len, secret__canary_pattern(owner));
+}
+
+int secret__canary_ok(const unsigned char *at, size_t len, const void *owner)
+{
+	return secret__pattern_ok(at, len, secret__canary_pattern(owner));
 }
 
 void secret__die(const void *p, const char *what)

@@ -4,14 +4,21 @@
  *
  *   arena:  [guard][chunk 0 data][guard][chunk 1 data] ... [guard]
  *
- * An arena is one PROT_NONE reservation (not charged to anything); a chunk
- * is mapped over its block when first needed and then kept: an emptied
- * chunk stays with its size class or goes to a small cache, so steady
- * allocation never maps, faults or unmaps.  Chunks are carved into slots of
- * one size class; each slot holds the caller's bytes followed by at least
- * CANARY_MIN canary bytes up to the end of the slot.  All bookkeeping
- * (slot sizes, free stacks) lives in ordinary memory: only secrets and
- * canaries take locked pages.  S.lock is held throughout.
+ * An arena is one PROT_NONE reservation (not charged to anything), aligned
+ * to its size so that a pointer finds its arena by a hash of its high bits
+ * and its chunk by a shift, with no lock and no search; a chunk is mapped
+ * over its block when first needed and then kept: an emptied chunk stays
+ * with its size class or goes to a cache of up to CACHE_KEEP_BYTES, so
+ * steady allocation, and a second burst like the first, never maps, faults
+ * or unmaps; the cache is unmapped when a mapping would exceed the lock
+ * limit (secret__pool_trim).  Chunks are carved into slots of one size class;
+ * each slot holds the caller's bytes followed by at least CANARY_MIN canary
+ * bytes up to the end of the slot.  A bitmap per chunk, with a summary
+ * bitmap over its words, finds a free slot in a few find-first-set steps
+ * however many are live.  All bookkeeping (slot sizes, bitmaps) lives in
+ * ordinary memory: only secrets and canaries take locked pages.  S.lock is
+ * held throughout, except in secret__chunk_of() and secret__slot_check(),
+ * which the threads' caches call on slots they hold.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +31,9 @@ static const uint16_t class_size[NCLASSES] = {
 	1024, 1280, 1536, 2048,
 };
 
+/* Slots per chunk of each class: chunk_check() compares, never divides. */
+static unsigned int class_nslots[NCLASSES];
+
 void secret__pool_init(void)
 {
 	unsigned int k, i;
@@ -31,11 +41,17 @@ void secret__pool_init(void)
 	/* 16 pages or 64 KiB: slot numbers stay below 2^16 for pages up to 64 KiB. */
 	S.stride = S.page * 16 > 65536 ? S.page * 16 : 65536;
 	S.stride_shift = (unsigned int)__builtin_ctzl(S.stride);
+	S.arena_shift = S.stride_shift + (unsigned int)__builtin_ctz(BLOCKS_PER_ARENA);
 	S.chunk_len = S.stride - S.page;
 	for (i = 0, k = 0; i < CLASS_SLOTS; i++) {
 		while (class_size[k] < i * SLOT_ALIGN)
 			k++;
 		S.class_of[i] = (unsigned char)k;
+	}
+	/* A thread holds about 16 KiB of big slots at most, so idle caches pin few chunks. */
+	for (k = 0; k < NCLASSES; k++) {
+		S.cls[k].cache_max = class_size[k] <= 512 ? CACHE_MAX : 16384u / class_size[k];
+		class_nslots[k] = (unsigned int)(S.chunk_len / class_size[k]);
 	}
 }
 
@@ -59,14 +75,47 @@ static void list_del(struct chunk **head, struct chunk *c)
 	c->next = c->prev = NULL;
 }
 
+static size_t arena_hash(uintptr_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (ARENA_TABLE - 1);
+}
+
+/*
+ * A reservation of @len bytes aligned to 1 << S.arena_shift: twice the
+ * size is reserved and the ends trimmed.
+ */
+static int reserve_aligned(size_t len, void **out)
+{
+	size_t align = (size_t)1 << S.arena_shift;
+	uintptr_t start, aligned;
+	void *base;
+	int ret;
+
+	ret = sys_mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0, &base);
+	if (ret)
+		return ret;
+	start = (uintptr_t)base;
+	aligned = (start + align - 1) & ~(uintptr_t)(align - 1);
+	if (aligned > start)
+		sys_munmap(base, aligned - start);
+	if (start + align > aligned)
+		sys_munmap((char *)aligned + len, start + align - aligned);
+	*out = (void *)aligned;
+	return 0;
+}
+
 static int arena_add(void)
 {
 	size_t len = BLOCKS_PER_ARENA * S.stride + S.page;
 	struct arena *a, **bigger;
 	void *base;
-	size_t i, at;
+	size_t i, h;
 	int ret;
 
+	/* The table stays at most 3/4 full, so that a probe soon meets a hole. */
+	if (4 * (S.narenas + 1) > 3 * ARENA_TABLE)
+		return -ENOMEM;
 	bigger = mmkit__reallocarray(S.arenas, S.narenas + 1, sizeof(*S.arenas));
 	if (!bigger)
 		return -ENOMEM;
@@ -74,7 +123,7 @@ static int arena_add(void)
 	a = mmkit__calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	ret = sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &base);
+	ret = reserve_aligned(len, &base);
 	if (ret) {
 		free(a);
 		return ret;
@@ -82,30 +131,30 @@ static int arena_add(void)
 	a->base = base;
 	for (i = 0; i < BLOCKS_PER_ARENA; i++)
 		a->chunk[i].data = a->base + i * S.stride + S.page;
-	for (at = 0; at < S.narenas && S.arenas[at]->base < a->base; at++)
+	S.arenas[S.narenas++] = a;
+	for (h = arena_hash((uintptr_t)base >> S.arena_shift); S.arena_table[h];
+	     h = (h + 1) & (ARENA_TABLE - 1))
 		;
-	memmove(&S.arenas[at + 1], &S.arenas[at], (S.narenas - at) * sizeof(*S.arenas));
-	S.arenas[at] = a;
-	S.narenas++;
+	/* Published whole: readers without the lock see the arena or nothing. */
+	__atomic_store_n(&S.arena_table[h], a, __ATOMIC_RELEASE);
 	return 0;
 }
 
+/*
+ * No lock: arenas are only ever added to the table, each published after
+ * it is set up.  The arena's last guard page is the next aligned block's
+ * first, where no arena can start: it finds nothing.
+ */
 struct chunk *secret__chunk_of(const void *p)
 {
-	const char *c = p;
-	size_t lo = 0, hi = S.narenas;
+	uintptr_t key = (uintptr_t)p >> S.arena_shift;
+	struct arena *a;
+	size_t h;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		struct arena *a = S.arenas[mid];
-
-		if (c < a->base)
-			hi = mid;
-		else if (c >= a->base + BLOCKS_PER_ARENA * S.stride)
-			lo = mid + 1;
-		else
-			return &a->chunk[(size_t)(c - a->base) >> S.stride_shift];
-	}
+	for (h = arena_hash(key); (a = __atomic_load_n(&S.arena_table[h], __ATOMIC_ACQUIRE));
+	     h = (h + 1) & (ARENA_TABLE - 1))
+		if ((uintptr_t)a->base >> S.arena_shift == key)
+			return &a->chunk[((uintptr_t)p - (uintptr_t)a->base) >> S.stride_shift];
 	return NULL;
 }
 
@@ -150,15 +199,28 @@ int secret__chunk_map(struct chunk **out)
 	return 0;
 }
 
+static int slot_live(uint16_t size)
+{
+	return size && size != SLOT_FREED;
+}
+
+static unsigned int map_words(unsigned int nslots)
+{
+	return (nslots + 63) / 64;
+}
+
 /* Takes a chunk from the cache (mapping one if needed) for size class @k. */
 static int chunk_assign(unsigned int k, struct chunk **out)
 {
-	unsigned int nslots = (unsigned int)(S.chunk_len / class_size[k]);
+	unsigned int nslots = class_nslots[k];
+	unsigned int words = map_words(nslots), sums = map_words(words), w;
+	/* The sizes get whole cache lines: threads writing theirs do not share one. */
+	size_t sizes_len = ((size_t)nslots * sizeof(uint16_t) + 63) & ~(size_t)63;
 	struct chunk *c = S.cache;
-	uint16_t *meta;
+	char *meta, *at;
 	int ret;
 
-	meta = mmkit__calloc(2 * (size_t)nslots, sizeof(*meta));
+	meta = mmkit__calloc(1, 64 + sizes_len + (words + sums) * sizeof(uint64_t));
 	if (!meta)
 		return -ENOMEM;
 	if (!c) {
@@ -170,10 +232,16 @@ static int chunk_assign(unsigned int k, struct chunk **out)
 	}
 	list_del(&S.cache, c);
 	S.ncached--;
-	c->sizes = meta;
-	c->free_slots = meta + nslots;
-	c->nfree = c->bump = c->live = 0;
-	c->nslots = nslots;
+	c->meta = meta;
+	at = (char *)(((uintptr_t)meta + 63) & ~(uintptr_t)63);
+	c->sizes = (uint16_t *)at;
+	c->free_map = (uint64_t *)(at + sizes_len);
+	c->free_sum = c->free_map + words;
+	for (w = 0; w < words; w++)
+		c->free_map[w] = w + 1 < words || !(nslots % 64) ? ~0ULL : (1ULL << (nslots % 64)) - 1;
+	for (w = 0; w < sums; w++)
+		c->free_sum[w] = w + 1 < sums || !(words % 64) ? ~0ULL : (1ULL << (words % 64)) - 1;
+	c->nfree = c->nslots = nslots;
 	c->slot = class_size[k];
 	/* Exact for offsets below 2^32 / slot, and chunks are far smaller. */
 	c->slot_inv = (uint32_t)((((uint64_t)1 << 32) + c->slot - 1) / c->slot);
@@ -185,14 +253,21 @@ static int chunk_assign(unsigned int k, struct chunk **out)
 	return 0;
 }
 
+static void chunk_meta_free(struct chunk *c)
+{
+	free(c->meta);
+	c->meta = NULL;
+	c->sizes = NULL;
+	c->free_map = c->free_sum = NULL;
+}
+
 /* An emptied chunk leaves its class: kept in the cache, or unmapped. */
 static void chunk_unassign(struct chunk *c)
 {
 	list_del(&S.cls[c->cls].avail, c);
 	S.cls[c->cls].empty--;
-	free(c->sizes);
-	c->sizes = c->free_slots = NULL;
-	if (S.ncached < S.keep) {
+	chunk_meta_free(c);
+	if (S.ncached < S.keep || (size_t)S.ncached * S.chunk_len < CACHE_KEEP_BYTES) {
 		c->state = CHUNK_CACHED;
 		list_add(&S.cache, c);
 		S.ncached++;
@@ -202,26 +277,58 @@ static void chunk_unassign(struct chunk *c)
 }
 
 /*
- * The slot sizes and the free stack live in ordinary memory (only secrets
+ * The slot sizes and the bitmaps live in ordinary memory (only secrets
  * take locked pages), where a stray write of the application can reach
  * them, and so do the counts that index them: every number read back is
  * checked before it is used as an index or a length.
  */
-static void chunk_check(const struct chunk *c)
+static void chunk_check_shape(const struct chunk *c)
 {
-	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] ||
-	    c->nslots != (unsigned int)(S.chunk_len / c->slot) || c->bump > c->nslots ||
-	    c->nfree > c->bump || c->live > c->bump)
+	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] || c->nslots != class_nslots[c->cls])
 		secret__corrupt(c->data, "slot counts out of range");
 }
 
-int secret__pool_alloc(void **p, size_t size)
+/* The shape, and the count that changes under S.lock: only with the lock held. */
+static void chunk_check(const struct chunk *c)
 {
-	unsigned int k = S.class_of[(size + CANARY_MIN + SLOT_ALIGN - 1) / SLOT_ALIGN];
-	struct class *cl = &S.cls[k];
-	struct chunk *c = cl->avail;
-	unsigned int idx;
-	char *slot;
+	chunk_check_shape(c);
+	if (c->nfree > c->nslots)
+		secret__corrupt(c->data, "slot counts out of range");
+}
+
+/* Takes slot @idx off the free bitmap. */
+static void slot_take(struct chunk *c, unsigned int idx)
+{
+	unsigned int w = idx / 64;
+
+	c->free_map[w] &= ~(1ULL << (idx % 64));
+	if (!c->free_map[w])
+		c->free_sum[w / 64] &= ~(1ULL << (w % 64));
+	if (c->nfree-- == c->nslots)
+		S.cls[c->cls].empty--;
+	if (!c->nfree)
+		list_del(&S.cls[c->cls].avail, c);
+}
+
+/* The first free_map word with a free slot; the chunk has one. */
+static unsigned int first_free_word(const struct chunk *c)
+{
+	unsigned int words = map_words(c->nslots), s, w;
+
+	for (s = 0; s < map_words(words); s++)
+		if (c->free_sum[s]) {
+			w = s * 64 + (unsigned int)__builtin_ctzll(c->free_sum[s]);
+			if (w >= words || !c->free_map[w])
+				secret__corrupt(c->data, "the free-slot summary names a word out of range or empty");
+			return w;
+		}
+	secret__corrupt(c->data, "a chunk with free slots has none in its bitmap");
+}
+
+/* A chunk of class @k with a free slot, a new one if need be. */
+static int chunk_avail(unsigned int k, struct chunk **out)
+{
+	struct chunk *c = S.cls[k].avail;
 	int ret;
 
 	if (!c) {
@@ -230,19 +337,25 @@ int secret__pool_alloc(void **p, size_t size)
 			return ret;
 	}
 	chunk_check(c);
-	if (!c->live)
-		cl->empty--;
-	if (c->nfree) {
-		idx = c->free_slots[--c->nfree];
-		/* Only a slot handed out before and free now can be on the stack. */
-		if (idx >= c->bump || c->sizes[idx])
-			secret__corrupt(c->data, "a freed-slot number out of range or in use");
-	} else {
-		idx = c->bump++;
-	}
-	c->live++;
-	if (!c->nfree && c->bump == c->nslots)
-		list_del(&cl->avail, c);
+	*out = c;
+	return 0;
+}
+
+int secret__pool_alloc(void **p, size_t size)
+{
+	struct chunk *c;
+	unsigned int w, idx;
+	char *slot;
+	int ret;
+
+	ret = chunk_avail(secret__class_of(size), &c);
+	if (ret)
+		return ret;
+	w = first_free_word(c);
+	idx = w * 64 + (unsigned int)__builtin_ctzll(c->free_map[w]);
+	if (idx >= c->nslots || slot_live(c->sizes[idx]))
+		secret__corrupt(c->data, "a free slot out of range or in use");
+	slot_take(c, idx);
 	c->sizes[idx] = (uint16_t)size;
 	slot = c->data + (size_t)idx * c->slot;
 	secret__canary_fill((unsigned char *)slot + size, c->slot - size, slot);
@@ -250,46 +363,122 @@ int secret__pool_alloc(void **p, size_t size)
 	return 0;
 }
 
+/*
+ * The slots of one half word of the bitmap at most, so that the slots one
+ * thread holds and the sizes it writes are not interleaved with another's;
+ * the lowest last in @out, the first a cache hands out.
+ */
+int secret__pool_take(unsigned int k, struct cached_slot *out, unsigned int room, unsigned int *n)
+{
+	struct chunk *c;
+	unsigned int w, idx, got = 0;
+	uint64_t bits;
+	int ret;
+
+	ret = chunk_avail(k, &c);
+	if (ret)
+		return ret;
+	w = first_free_word(c);
+	bits = c->free_map[w];
+	bits &= __builtin_ctzll(bits) < 32 ? 0xffffffffULL : ~0xffffffffULL;
+	while (bits && got < room) {
+		idx = w * 64 + (unsigned int)__builtin_ctzll(bits);
+		bits &= bits - 1;
+		if (idx >= c->nslots || slot_live(c->sizes[idx]))
+			secret__corrupt(c->data, "a free slot out of range or in use");
+		slot_take(c, idx);
+		out[got].chunk = c;
+		out[got].idx = idx;
+		got++;
+	}
+	for (w = 0; w < got / 2; w++) {
+		struct cached_slot t = out[w];
+
+		out[w] = out[got - 1 - w];
+		out[got - 1 - w] = t;
+	}
+	*n = got;
+	return 0;
+}
+
+unsigned int secret__slot_check(const struct chunk *c, const char *p, size_t *size)
+{
+	size_t off = (size_t)(p - c->data);
+	unsigned int idx;
+
+	/* Without the lock (a thread's cache): only what is fixed while the chunk is active. */
+	chunk_check_shape(c);
+	if (p < c->data || off >= S.chunk_len)
+		secret__die(p, "invalid pointer: not the start of a secret");
+	idx = (unsigned int)((off * c->slot_inv) >> 32);
+	if ((size_t)idx * c->slot != off || idx >= c->nslots)
+		secret__die(p, "invalid pointer: not the start of a secret");
+	*size = c->sizes[idx];
+	if (!*size)
+		secret__die(p, "invalid pointer: no secret was allocated there");
+	if (*size == SLOT_FREED)
+		secret__die(p, "double free: this secret was already freed");
+	if (*size > c->slot - CANARY_MIN)
+		secret__corrupt(c->data, "a slot size larger than its slot");
+	return idx;
+}
+
 size_t secret__pool_size(const struct chunk *c, const char *p)
 {
 	size_t off = (size_t)(p - c->data);
 	unsigned int idx;
 
-	if ((c->state != CHUNK_ACTIVE && c->state != CHUNK_DEAD) || off >= S.chunk_len)
+	if ((c->state != CHUNK_ACTIVE && c->state != CHUNK_DEAD) || p < c->data || off >= S.chunk_len)
 		return 0;
 	chunk_check(c);
 	idx = (unsigned int)((off * c->slot_inv) >> 32);
-	if ((size_t)idx * c->slot != off || idx >= c->bump)
+	if ((size_t)idx * c->slot != off || idx >= c->nslots || !slot_live(c->sizes[idx]))
 		return 0;
 	return c->sizes[idx];
 }
 
+/* Puts slot @idx, neither live nor cached, back on the free bitmap. */
+static void slot_put(struct chunk *c, unsigned int idx)
+{
+	struct class *cl = &S.cls[c->cls];
+	unsigned int w = idx / 64;
+
+	chunk_check(c);
+	if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
+	    c->nfree >= c->nslots)
+		secret__corrupt(c->data, "a slot given back that is free or live");
+	c->free_map[w] |= 1ULL << (idx % 64);
+	c->free_sum[w / 64] |= 1ULL << (w % 64);
+	if (!c->nfree++)
+		list_add(&cl->avail, c);
+	if (c->nfree < c->nslots)
+		return;
+	/* One empty chunk per class stays, so alloc/free ping-pong never remaps. */
+	if (cl->empty++)
+		chunk_unassign(c);
+}
+
+void secret__pool_give(const struct cached_slot *in, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		slot_put(in[i].chunk, in[i].idx);
+}
+
 void secret__pool_free(struct chunk *c, char *p)
 {
-	size_t off = (size_t)(p - c->data);
 	unsigned int idx;
 	size_t size;
-	int was_full;
 
 	if (c->state != CHUNK_ACTIVE && c->state != CHUNK_DEAD)
 		secret__die(p, "invalid pointer: no secret was allocated there");
-	chunk_check(c);
-	if (p < c->data || off >= S.chunk_len)
-		secret__die(p, "invalid pointer: not the start of a secret");
-	idx = (unsigned int)((off * c->slot_inv) >> 32);
-	if ((size_t)idx * c->slot != off || idx >= c->bump)
-		secret__die(p, "invalid pointer: not the start of a secret");
-	size = c->sizes[idx];
-	if (!size)
-		secret__die(p, "double free: this secret was already freed");
-	if (size > c->slot - CANARY_MIN)
-		secret__corrupt(c->data, "a slot size larger than its slot");
+	idx = secret__slot_check(c, p, &size);
 	if (c->state == CHUNK_DEAD) {
 		/* The parent's secret, PROT_NONE here: nothing to wipe. */
-		c->sizes[idx] = 0;
-		if (!--c->live) {
-			free(c->sizes);
-			c->sizes = c->free_slots = NULL;
+		c->sizes[idx] = SLOT_FREED;
+		if (!c->owed || !--c->owed) {
+			chunk_meta_free(c);
 			c->state = CHUNK_UNUSED;
 		}
 		return;
@@ -297,24 +486,11 @@ void secret__pool_free(struct chunk *c, char *p)
 	if (!secret__canary_ok((unsigned char *)p + size, c->slot - size, p))
 		secret__die(p, "damaged canary: something wrote past the end of this secret");
 	explicit_bzero(p, c->slot);
-	/* A live slot is not on the free stack: there is room for it. */
-	if (c->nfree >= c->bump)
-		secret__corrupt(c->data, "slot counts out of range");
-	was_full = !c->nfree && c->bump == c->nslots;
-	c->sizes[idx] = 0;
-	c->free_slots[c->nfree++] = (uint16_t)idx;
-	c->live--;
+	c->sizes[idx] = SLOT_FREED;
 	S.allocs_live--;
 	S.bytes_live -= size;
-	if (was_full)
-		list_add(&S.cls[c->cls].avail, c);
-	if (c->live)
-		return;
-	/* One empty chunk per class stays, so alloc/free ping-pong never remaps. */
-	if (S.cls[c->cls].empty++)
-		chunk_unassign(c);
+	slot_put(c, idx);
 }
-
 
 unsigned long long secret__pool_empty_chunks(void)
 {
@@ -324,6 +500,45 @@ unsigned long long secret__pool_empty_chunks(void)
 	for (k = 0; k < NCLASSES; k++)
 		empty += S.cls[k].empty;
 	return empty;
+}
+
+unsigned int secret__pool_trim(void)
+{
+	unsigned int n = 0, k;
+	struct chunk *c;
+
+	for (k = 0; k < NCLASSES; k++) {
+		if (!S.cls[k].empty)
+			continue;
+		for (c = S.cls[k].avail; c && c->nfree < c->nslots; c = c->next)
+			;
+		if (c) {
+			list_del(&S.cls[k].avail, c);
+			S.cls[k].empty--;
+			chunk_meta_free(c);
+			c->state = CHUNK_CACHED;
+			list_add(&S.cache, c);
+			S.ncached++;
+		}
+	}
+	while (S.ncached > S.keep) {
+		c = S.cache;
+		list_del(&S.cache, c);
+		S.ncached--;
+		c->state = secret__release(c->data, S.chunk_len) ? CHUNK_LOST : CHUNK_UNUSED;
+		n++;
+	}
+	return n;
+}
+
+/* The live slots of @c: cached ones have no size. */
+static unsigned int live_slots(const struct chunk *c)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < c->nslots; i++)
+		n += slot_live(c->sizes[i]);
+	return n;
 }
 
 void secret__pool_forget(void)
@@ -336,19 +551,21 @@ void secret__pool_forget(void)
 
 			if (c->state != CHUNK_ACTIVE && c->state != CHUNK_CACHED)
 				continue;
+			c->owed = c->state == CHUNK_ACTIVE ? live_slots(c) : 0;
 			if (secret__unmap(c->data, S.chunk_len))
 				c->state = CHUNK_LOST;
-			else if (c->live)
+			else if (c->owed)
 				c->state = CHUNK_DEAD;
 			else
 				c->state = CHUNK_UNUSED;
-			if (c->state != CHUNK_DEAD) {
-				free(c->sizes);
-				c->sizes = c->free_slots = NULL;
-			}
+			if (c->state != CHUNK_DEAD)
+				chunk_meta_free(c);
 			c->next = c->prev = NULL;
 		}
-	memset(S.cls, 0, sizeof(S.cls));
+	for (i = 0; i < NCLASSES; i++) {
+		S.cls[i].avail = NULL;
+		S.cls[i].empty = 0;
+	}
 	S.cache = NULL;
 	S.ncached = 0;
 }

@@ -8,7 +8,9 @@
  * them back) and costs a VMA each, so small secrets share guarded chunks
  * (secret-pool.c); only secrets and canaries take locked pages, which is
  * what lets 100,000 32-byte secrets fit the default 8 MiB RLIMIT_MEMLOCK.
- * Big secrets get pages of their own (secret-span.c).
+ * Big secrets get pages of their own (secret-span.c).  Each thread
+ * allocates and frees pooled secrets through a cache of its own, without
+ * the lock (secret-cache.c).
  *
  * After fork() the child starts with an empty allocator: the parent's
  * secrets become PROT_NONE in the child (both backends), so touching them
@@ -45,15 +47,18 @@ static int ensure_init(void)
 {
 	int ret = 0;
 
-	pthread_once(&S.once, init);
+	/* Done implies init() ran: every call after the first stops here. */
 	if (__atomic_load_n(&S.init_done, __ATOMIC_ACQUIRE))
 		return 0;
+	pthread_once(&S.once, init);
 	pthread_mutex_lock(&S.lock);
 	if (!S.init_done) {
 		if (!S.atfork_done) {
 			ret = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 			S.atfork_done = !ret;
 		}
+		if (!ret)
+			ret = secret__cache_init();
 		if (!ret)
 			ret = sys_getrandom(&S.canary_key, sizeof(S.canary_key));
 		if (!ret)
@@ -80,6 +85,7 @@ static void atfork_parent(void)
  */
 static void atfork_child(void)
 {
+	secret__cache_forget();
 	secret__pool_forget();
 	secret__spans_forget();
 	S.allocs_live = S.bytes_live = 0;
@@ -98,7 +104,8 @@ static int backend_allowed(unsigned int flags)
 		return -ENOSYS;
 	}
 	if (S.backend == BACKEND_MLOCK && !(flags & MMKIT_SECRET_QUIET) && !S.noticed) {
-		S.noticed = 1;
+		/* The threads' caches read it without the lock. */
+		__atomic_store_n(&S.noticed, 1, __ATOMIC_RELAXED);
 		sys_write(2, notice, sizeof(notice) - 1);
 		sys_write(2, S.reason, strlen(S.reason));
 		sys_write(2, hint, sizeof(hint) - 1);
@@ -121,6 +128,11 @@ MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 	/* Beyond this, the guard pages and rounding could not be represented. */
 	if (size > PTRDIFF_MAX - 4 * S.page)
 		return -ENOMEM;
+	if (size <= MMKIT_SECRET_POOL_MAX && !(flags & MMKIT_SECRET_PAGES)) {
+		ret = secret__cache_alloc(p, size, flags);
+		if (ret <= 0)
+			return ret;
+	}
 	pthread_mutex_lock(&S.lock);
 	do {
 		before = S.backend;
@@ -150,6 +162,8 @@ MMKIT_EXPORT void mmkit_secret_free(void *p)
 		return;
 	if (ensure_init())
 		secret__die(p, "invalid pointer: the allocator never started");
+	if (!secret__cache_free(p))
+		return;
 	pthread_mutex_lock(&S.lock);
 	c = secret__chunk_of(p);
 	if (c) {
@@ -228,6 +242,7 @@ MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 {
 	enum secret_backend before;
 	size_t want, off;
+	unsigned int kept;
 	struct chunk *c;
 	int ret;
 
@@ -238,6 +253,10 @@ MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 	if (want > UINT32_MAX)
 		return -ENOMEM;
 	pthread_mutex_lock(&S.lock);
+	/* Raised first: a mapping over the lock limit must not trim what was just reserved. */
+	kept = S.keep;
+	if (want > S.keep)
+		S.keep = (unsigned int)want;
 	ret = backend_allowed(MMKIT_SECRET_QUIET);
 	while (!ret && S.ncached < want) {
 		before = S.backend;
@@ -250,8 +269,8 @@ MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 		for (off = 0; !ret && off < S.chunk_len; off += S.page)
 			*(volatile char *)(c->data + off) = 0;
 	}
-	if (!ret && want > S.keep)
-		S.keep = (unsigned int)want;
+	if (ret)
+		S.keep = kept;
 	pthread_mutex_unlock(&S.lock);
 	return ret;
 }
@@ -263,6 +282,7 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 		[BACKEND_MLOCK] = "mlock",
 		[BACKEND_NONE] = "none",
 	};
+	unsigned long long thread_allocs, thread_bytes;
 	struct mmkit_memlock m;
 	int ret;
 
@@ -278,8 +298,9 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 	snprintf(st->backend, sizeof(st->backend), "%s", names[S.backend]);
 	snprintf(st->reason, sizeof(st->reason), "%s", S.reason);
 	snprintf(st->last_error, sizeof(st->last_error), "%s", S.last_error);
-	st->allocs_live = S.allocs_live;
-	st->bytes_live = S.bytes_live;
+	secret__cache_counts(&thread_allocs, &thread_bytes);
+	st->allocs_live = S.allocs_live + thread_allocs;
+	st->bytes_live = S.bytes_live + thread_bytes;
 	st->pages_mapped = S.pages_mapped;
 	st->pages_cached = secret__pool_empty_chunks() * (S.chunk_len / S.page) + S.span_cache_pages;
 	st->bytes_locked = S.bytes_locked;

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
- * Secret memory, in four files that call one way:
+ * Secret memory, in five files that call one way:
  *   secret.c       the API: set-up, the lock, fork, statistics, probe;
+ *   secret-cache.c per-thread caches of free slots: the lock-free fast path;
  *   secret-pool.c  small secrets in slots of shared chunks;
  *   secret-span.c  big secrets, each on pages of its own;
  *   secret-mem.c   the memory under both: the backend (memfd_secret or the
  *                  mlock fallback), mapping secret pages, canaries.
- * They share one state, S, under S.lock.  Not installed.
+ * They share one state, S, under S.lock; only secret-cache.c's fast path
+ * works outside it, on a thread's own cache and on slots it holds.  Not
+ * installed.
  */
 #ifndef MMKIT_SECRET_H
 #define MMKIT_SECRET_H
@@ -24,8 +27,15 @@ enum secret_backend { BACKEND_SECRETMEM, BACKEND_MLOCK, BACKEND_NONE };
 #define CANARY_MIN		8
 #define SLOT_ALIGN		16
 #define BLOCKS_PER_ARENA	256
-/* Empty chunks kept for reuse beyond one per size class, unless reserved. */
-#define CACHE_KEEP		2
+/* Arenas are found by a hash of their aligned base: at most 3/4 of this many. */
+#define ARENA_TABLE		4096
+/*
+ * Bytes of empty chunks kept mapped for reuse beyond one per size class:
+ * remapping costs a fault per page, and with memfd_secret each fault also
+ * flushes every CPU's TLB.  Given back when a mapping does not fit the lock
+ * limit (secret__pool_trim), down to what mmkit_secret_reserve() asked for.
+ */
+#define CACHE_KEEP_BYTES	((size_t)16 << 20)
 /* Freed spans kept for reuse: at most this many, of at most this many pages. */
 #define SPAN_CACHE_MAX		32
 #define SPAN_CACHE_PAGES	64
@@ -42,15 +52,24 @@ enum chunk_state {
 	CHUNK_LOST,	/* the guard could not be put back: never used again */
 };
 
+/*
+ * A slot is live (its size in sizes[]), free in its chunk (its bit set in
+ * free_map), or held by a thread's cache (neither); a slot not live was
+ * never handed out (size 0) or was freed (SLOT_FREED), which tells a bad
+ * pointer from a double free.  Only the thread
+ * holding a slot writes its sizes[] entry; everything else in a chunk
+ * changes under S.lock.
+ */
 struct chunk {
 	char *data;
 	struct chunk *next, *prev;	/* class list of chunks with free slots, or the cache */
-	uint16_t *sizes;		/* bytes asked for, per slot; 0: free */
-	uint16_t *free_slots;		/* stack of freed slot numbers */
-	unsigned int nfree;
-	unsigned int bump;		/* slots from here on were never handed out */
+	void *meta;			/* the allocation sizes, free_map and free_sum live in */
+	uint16_t *sizes;		/* bytes asked for, per slot; 0 or SLOT_FREED: not live */
+	uint64_t *free_map;		/* a bit per slot: free in the chunk */
+	uint64_t *free_sum;		/* a bit per free_map word: it has a bit set */
+	unsigned int nfree;		/* bits set in free_map */
 	unsigned int nslots;
-	unsigned int live;
+	unsigned int owed;		/* CHUNK_DEAD: the parent's live slots, owed a free */
 	unsigned int slot;
 	uint32_t slot_inv;		/* ceil(2^32 / slot): division by multiplication */
 	unsigned int cls;
@@ -64,7 +83,31 @@ struct arena {
 
 struct class {
 	struct chunk *avail;		/* chunks with a free slot */
-	unsigned int empty;		/* of those, chunks with no live slot */
+	unsigned int empty;		/* of those, chunks with every slot free */
+	unsigned int cache_max;		/* slots a thread's cache holds at most */
+};
+
+/* A slot held by a thread's cache, with its canary pattern (secret-mem.c). */
+struct cached_slot {
+	struct chunk *chunk;
+	unsigned int idx;
+	uint64_t canary;
+};
+
+#define CACHE_MAX	32
+/* The size recorded for a slot freed since its chunk was carved. */
+#define SLOT_FREED	0x8000
+
+struct thread_cache {
+	struct thread_cache *next, *prev;	/* every thread's, under S.lock */
+	/*
+	 * What this thread allocated less what it freed, wrapping: the
+	 * statistics add these to S.allocs_live and S.bytes_live.  Written by
+	 * the owner, read by others, so both with relaxed atomics.
+	 */
+	unsigned long long allocs, bytes;
+	unsigned int n[NCLASSES];
+	struct cached_slot slot[NCLASSES][CACHE_MAX];
 };
 
 struct span {
@@ -94,18 +137,25 @@ struct secret_state {
 	size_t chunk_len;
 	unsigned char class_of[CLASS_SLOTS];
 
-	struct arena **arenas;		/* sorted by base */
+	unsigned int arena_shift;	/* arenas are aligned to 1 << arena_shift */
+	struct arena **arenas;
 	size_t narenas;
+	/* Arenas by base >> arena_shift, open addressing; read without the lock. */
+	struct arena *arena_table[ARENA_TABLE];
 	struct class cls[NCLASSES];
 	struct chunk *cache;
 	unsigned int ncached;
-	unsigned int keep;
+	unsigned int keep;		/* chunks mmkit_secret_reserve() asked to keep */
 
 	struct span **table;		/* live spans by user pointer, linear probing */
 	size_t table_cap;
 	size_t table_count;
 	struct span *span_cache;
 	unsigned int nspan_cache;
+
+	pthread_key_t cache_key;	/* its destructor flushes an exiting thread's cache */
+	int cache_key_done;
+	struct thread_cache *caches;
 
 	unsigned long long allocs_live;
 	unsigned long long bytes_live;
@@ -134,8 +184,12 @@ int secret__release(void *addr, size_t len);
 int secret__unmap(void *addr, size_t len);
 /* SipHash-2-4 of the 8 little-endian bytes of @m under @key. */
 uint64_t secret__siphash24(const uint64_t key[2], uint64_t m);
+/* The 8-byte pattern of the canary of the secret at @owner. */
+uint64_t secret__canary_pattern(const void *owner);
 void secret__canary_fill(unsigned char *at, size_t len, const void *owner);
 int secret__canary_ok(const unsigned char *at, size_t len, const void *owner);
+void secret__pattern_fill(unsigned char *at, size_t len, uint64_t pat);
+int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat);
 /* Reports a bad free of @p and aborts. */
 void __attribute__((noreturn)) secret__die(const void *p, const char *what);
 /* Reports bookkeeping found damaged (a stray write of the application) and aborts. */
@@ -144,10 +198,24 @@ void __attribute__((noreturn)) secret__corrupt(const void *where, const char *wh
 /* secret-pool.c */
 /* Computes the size classes' tables; S.page must be set. */
 void secret__pool_init(void);
+/* The size class of a pooled secret of @size bytes. */
+static inline unsigned int secret__class_of(size_t size)
+{
+	return S.class_of[(size + CANARY_MIN + SLOT_ALIGN - 1) / SLOT_ALIGN];
+}
 int secret__pool_alloc(void **p, size_t size);
-/* The chunk @p lies in, or NULL if it is not in the pool. */
+/* The chunk @p lies in, or NULL if it is not in the pool; needs no lock. */
 struct chunk *secret__chunk_of(const void *p);
+/*
+ * The slot number of the live secret @p in active chunk @c, checked:
+ * aborts on a pointer that is not one.  Its size in *size.
+ */
+unsigned int secret__slot_check(const struct chunk *c, const char *p, size_t *size);
 void secret__pool_free(struct chunk *c, char *p);
+/* Moves up to @room free slots of class @k, near each other, into @out. */
+int secret__pool_take(unsigned int k, struct cached_slot *out, unsigned int room, unsigned int *n);
+/* Gives slots held by a cache back to their chunks. */
+void secret__pool_give(const struct cached_slot *in, unsigned int n);
 /* The size asked for by the secret starting at @p in @c, or 0 if none does. */
 size_t secret__pool_size(const struct chunk *c, const char *p);
 /* Maps a new chunk into the cache. */
@@ -156,6 +224,20 @@ int secret__chunk_map(struct chunk **out);
 unsigned long long secret__pool_empty_chunks(void);
 /* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
 void secret__pool_forget(void);
+/* Unmaps empty chunks beyond the reserve; how many. */
+unsigned int secret__pool_trim(void);
+
+/* secret-cache.c */
+/* Sets up the thread-exit flush, once. */
+int secret__cache_init(void);
+/* 1: take the locked path (no cache, a notice due, a flag the cache cannot honour). */
+int secret__cache_alloc(void **p, size_t size, unsigned int flags);
+/* 1: not a live slot of an active chunk, or no cache: take the locked path. */
+int secret__cache_free(void *p);
+/* What every thread's cache adds to the live counts (S.lock held). */
+void secret__cache_counts(unsigned long long *allocs, unsigned long long *bytes);
+/* In a fork child: the other threads' caches are gone, this one's slots dead. */
+void secret__cache_forget(void);
 
 /* secret-span.c */
 /* @end_at_guard: the secret ends at the upper guard page, unaligned. */

@@ -176,18 +176,20 @@ static void test_bad_frees(void)
 	expect_abort(free_never_allocated, NULL, "invalid pointer");
 }
 
-/* A stray write puts a slot number past the chunk on its free stack. */
+/* A stray write makes the free-slot summary name a bitmap word past the chunk. */
 static void bad_free_slot(void *arg)
 {
-	char *p = secret(32, 0), *q = secret(32, 0);
+	char *p = secret(32, 0), *q = NULL;
 	struct chunk *c = secret__chunk_of(p);
+	unsigned int i;
 
 	(void)arg;
-	mmkit_secret_free(q);
-	T_ASSERT(c && c->nfree == 1);
-	c->free_slots[0] = 0xffff;
-	/* Would be handed out 3 MiB past the chunk, its canary written there. */
-	q = secret(32, 0);
+	T_ASSERT(c && c->nfree < c->nslots);
+	c->free_sum[0] = 1ULL << 63;
+	/* Past this thread's cached slots, the chunk's bitmap is searched again. */
+	for (i = 0; i <= CACHE_MAX; i++)
+		q = secret(32, 0);
+	/* Would be handed out far past the chunk, its canary written there. */
 	printf("handed out %p, chunk at %p\n", (void *)q, (void *)c->data);
 }
 
@@ -203,15 +205,18 @@ static void bad_slot_size(void *arg)
 	mmkit_secret_free(p);
 }
 
-/* A stray write makes a slot count index past the free stack. */
+/* A stray write makes a chunk count more free slots than it has. */
 static void bad_slot_count(void *arg)
 {
 	char *p = secret(32, 0);
 	struct chunk *c = secret__chunk_of(p);
+	unsigned int i;
 
 	(void)arg;
 	c->nfree = 0x10000;
-	secret(32, 0);
+	/* Past this thread's cached slots, the chunk is asked for more. */
+	for (i = 0; i <= CACHE_MAX; i++)
+		secret(32, 0);
 }
 
 /* A stray write makes a span's recorded size reach past its pages. */

@@ -30,6 +30,21 @@ sizes = [x["size"] for x in d["ratios"]]
 assert sizes == [32, 4096] or (sizes == [] and not all(r["available"] for r in rows.values())), d["ratios"]
 for t in d["targets"]:
     assert isinstance(t["met"], bool) and t["target"] and t["figure"], t
+threads = {(r["allocator"], r["threads"]): r for r in d["threads"]}
+assert set(threads) == {(n, t) for n in names | {"control"} for t in (1, 2, 4, 8)}, threads.keys()
+for r in threads.values():
+    assert r["live_per_thread"] == (0 if r["allocator"] == "control" else 100) and r["size"] == 32, r
+    assert not r["available"] or r["ns_per_pair"] > 0, r
+bulk = {(r["allocator"], r["live"]): r for r in d["bulk"]}
+assert set(bulk) == {(n, l) for n in names for l in (10000, 200000)}, bulk.keys()
+for r in bulk.values():
+    if r["available"]:
+        assert r["ns_per_op_warm"] > 0 and r["ns_per_op_cold"] > 0, r
+    else:
+        assert r["reason"], r
+# The goals of issue 14 are among the targets when every allocator ran.
+if sizes:
+    assert sum("bulk 200000 live" in t["target"] for t in d["targets"]) == 2, d["targets"]
 ' || fail "bench secret --json is not the documented JSON"
 
 for bad in "--rounds" "--rounds 0" "--rounds x" "--bogus"; do

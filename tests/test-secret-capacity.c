@@ -102,6 +102,12 @@ static void limit_too_low(void *arg)
 	/* What was refused works again once memory is back. */
 	T_EQ(mmkit_secret_alloc((void **)&p[0], 32, MMKIT_SECRET_QUIET), 0);
 	mmkit_secret_free(p[0]);
+	/* The emptied chunks stay mapped for reuse, but give their pages up to a span that needs them. */
+	T_EQ(mmkit_secret_stats(&st), 0);
+	T_ASSERT(st.bytes_locked + 128 * KIB > 256 * KIB);
+	T_EQ(mmkit_secret_alloc(&big, 128 * KIB, MMKIT_SECRET_QUIET), 0);
+	memset(big, 1, 128 * KIB);
+	mmkit_secret_free(big);
 	free(p);
 	fflush(NULL);
 }

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * The scaling workloads of bench-secret.c, which includes this after its
+ * alloc() and release() (kept apart so that neither file grows past what
+ * reads in one sitting):
+ *
+ *   threads  T threads at once, each with SCALE_LIVE secrets of 32 B live,
+ *            timing alloc+free pairs; the figure is wall time x T / pairs,
+ *            the time a thread spends per pair: with threads running side
+ *            by side on cores of their own it stays the single thread's.
+ *            A control row runs the same threads with no allocator (a few
+ *            arithmetic steps and a 32-byte write per "pair", nothing
+ *            shared): its own 2-thread over 1-thread ratio is what the
+ *            machine gave during the run (other processes take cores).
+ *   bulk     N secrets of 32 B allocated, a tenth of them (every tenth)
+ *            freed and allocated again ten times, then all freed: 4N
+ *            operations, the figure time / 4N.  Cold: the first round of
+ *            a fresh process, the allocator's set-up included; warm: the
+ *            second round of that process.  OpenSSL's arena is sized for
+ *            the biggest round there, 1 MiB for the other rows (its buddy
+ *            allocator is slower the bigger its arena).  The page faults
+ *            of the cold round are counted (all of the process's): with
+ *            memfd_secret each secret page faulted is taken out of the
+ *            kernel's direct map and every CPU's TLB flushed; mmkit's two
+ *            backends run the same code with the same faults, so their
+ *            difference is that work, and one such fault is also timed on
+ *            a bare memfd_secret mapping.
+ */
+#ifndef MMKIT_BENCH_SECRET_SCALE_H
+#define MMKIT_BENCH_SECRET_SCALE_H
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#define SCALE_SIZE	32
+#define SCALE_LIVE	100
+static const int thread_counts[] = { 1, 2, 4, 8 };
+#define NTHREADS	(int)(sizeof(thread_counts) / sizeof(thread_counts[0]))
+#define MAX_THREADS	8
+static const int bulk_counts[] = { 10000, 200000 };
+#define NBULK		(int)(sizeof(bulk_counts) / sizeof(bulk_counts[0]))
+#define BULK_MAX	200000
+
+struct thread_run {
+	pthread_t thread;
+	enum allocator a;
+	int control;		/* no allocator: the machine's own scaling */
+	pthread_barrier_t *start;
+	int *stop;
+	long long pairs;
+	int failed;
+};
+
+static void *thread_pairs(void *arg)
+{
+	struct thread_run *t = arg;
+	void *held[SCALE_LIVE] = { NULL };
+	char control_buf[SCALE_SIZE];
+	int i, j;
+
+	for (i = 0; i < SCALE_LIVE && !t->control; i++) {
+		held[i] = alloc(t->a, SCALE_SIZE);
+		t->failed |= !held[i];
+	}
+	pthread_barrier_wait(t->start);
+	while (!t->failed && !__atomic_load_n(t->stop, __ATOMIC_RELAXED)) {
+		for (j = 0; j < 64 && t->control; j++) {
+			uint64_t x = (uint64_t)j;
+			int k;
+
+			for (k = 0; k < 16; k++)
+				x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			memset(control_buf, (int)x, sizeof(control_buf));
+			__asm__ volatile("" : : "r"(control_buf) : "memory");
+		}
+		for (; j < 64; j++) {
+			volatile char *p = alloc(t->a, SCALE_SIZE);
+
+			if (!p) {
+				t->failed = 1;
+				break;
+			}
+			p[0] = 1;
+			release(t->a, (void *)p);
+		}
+		t->pairs += j;
+	}
+	for (i = 0; i < SCALE_LIVE; i++)
+		if (held[i])
+			release(t->a, held[i]);
+	return NULL;
+}
+
+/* @threads threads timing pairs for about @seconds: ns per pair per thread, or -1. */
+static double time_threads(enum allocator a, int control, int threads, double seconds)
+{
+	struct thread_run t[MAX_THREADS];
+	struct timespec nap = { 0, (long)(seconds * 1e9) };
+	pthread_barrier_t start;
+	double t0, t1;
+	long long pairs = 0;
+	int stop = 0, failed = 0, i;
+
+	pthread_barrier_init(&start, NULL, (unsigned int)threads + 1);
+	for (i = 0; i < threads; i++) {
+		t[i] = (struct thread_run){ .a = a, .control = control, .start = &start, .stop = &stop };
+		if (pthread_create(&t[i].thread, NULL, thread_pairs, &t[i]))
+			return -1;
+	}
+	pthread_barrier_wait(&start);
+	t0 = now();
+	nanosleep(&nap, NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < threads; i++) {
+		pthread_join(t[i].thread, NULL);
+		pairs += t[i].pairs;
+		failed |= t[i].failed;
+	}
+	t1 = now();
+	pthread_barrier_destroy(&start);
+	return failed || !pairs ? -1 : (t1 - t0) * 1e9 * threads / (double)pairs;
+}
+
+/* One bulk round of @n secrets: ns per operation, or -1. */
+static double time_bulk(enum allocator a, int n, double t0)
+{
+	static void *p[BULK_MAX];
+	int round, i;
+
+	for (i = 0; i < n; i++)
+		if (!(p[i] = alloc(a, SCALE_SIZE)))
+			return -1;
+	for (round = 0; round < 10; round++) {
+		for (i = round; i < n; i += 10)
+			release(a, p[i]);
+		for (i = round; i < n; i += 10)
+			if (!(p[i] = alloc(a, SCALE_SIZE)))
+				return -1;
+	}
+	for (i = 0; i < n; i++)
+		release(a, p[i]);
+	return (now() - t0) * 1e9 / (4.0 * n);
+}
+
+/* The arena OpenSSL's secure heap needs for the largest bulk round. */
+#define SCALE_ARENA	((size_t)8 << 20)
+
+/* In a fresh process: the first bulk round of @n, set-up included, then a second. */
+static int measure_bulk(enum allocator a, int n, double *cold, double *warm, long long *faults)
+{
+	int up[2], status;
+	struct reply rp = { 0 };
+	pid_t pid;
+
+	if (pipe(up))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct rusage ru0, ru1;
+		double t0 = now();
+
+		close(up[0]);
+		getrusage(RUSAGE_SELF, &ru0);
+		rp.err = setup(a, SCALE_ARENA);
+		if (!rp.err) {
+			rp.ns_per_pair = time_bulk(a, n, t0);
+			getrusage(RUSAGE_SELF, &ru1);
+			rp.pages = ru1.ru_minflt - ru0.ru_minflt;
+			rp.ns_warm = rp.ns_per_pair < 0 ? -1 : time_bulk(a, n, now());
+			if (rp.ns_warm < 0)
+				rp.err = alloc_error ? alloc_error : -ENOMEM;
+		}
+		_exit(write(up[1], &rp, sizeof(rp)) != sizeof(rp));
+	}
+	close(up[1]);
+	if (read(up[0], &rp, sizeof(rp)) != sizeof(rp))
+		rp.err = -EPIPE;
+	close(up[0]);
+	waitpid(pid, &status, 0);
+	*cold = rp.ns_per_pair;
+	*warm = rp.ns_warm;
+	*faults = rp.pages;
+	return rp.err;
+}
+
+#define FLOOR_PAGES	256
+
+/* ns to fault in one page of a bare memfd_secret mapping, or -1 without it. */
+static double time_secret_fault(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = FLOOR_PAGES * page, off;
+	int fd = (int)syscall(SYS_memfd_secret, 0);
+	double t0, t1;
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	p = ftruncate(fd, (off_t)len) ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	t0 = now();
+	for (off = 0; off < len; off += page)
+		p[off] = 1;
+	t1 = now();
+	munmap(p, len);
+	return (t1 - t0) * 1e9 / FLOOR_PAGES;
+}
+
+static double thread_samples[NALLOC][NTHREADS][MAX_ROUNDS], thread_median[NALLOC][NTHREADS];
+static double warm_samples[NALLOC][NBULK][MAX_ROUNDS], warm_median[NALLOC][NBULK];
+static double cold_samples[NALLOC][NBULK][MAX_ROUNDS], cold_median[NALLOC][NBULK];
+static int bulk_err[NALLOC][NBULK];
+static long long fault_samples[NALLOC][NBULK][MAX_ROUNDS], faults_median[NALLOC][NBULK];
+static double floor_samples[MAX_ROUNDS], fault_ns;
+static double control_samples[NTHREADS][MAX_ROUNDS], control_median[NTHREADS];
+
+/*
+ * Why a bulk figure is not taken: libsodium maps pages for each secret
+ * (about 20 us an operation: a 200,000 round would take 16 s).
+ */
+static const char *bulk_skipped(enum allocator a, int b)
+{
+	if (a == SODIUM && bulk_counts[b] > 10000)
+		return "not run: libsodium maps pages per secret, a round would take 16 s";
+	return NULL;
+}
+
+/* One round of the thread and bulk rows, each allocator in turn. */
+static void run_scale_round(struct worker *w, int r)
+{
+	struct request rq;
+	struct reply rp;
+	int k, a, t, b;
+
+	floor_samples[r] = time_secret_fault();
+	for (t = 0; t < NTHREADS; t++) {
+		control_samples[t][r] = time_threads(0, 1, thread_counts[t], TURN_SECONDS);
+		for (k = 0; k < NALLOC; k++) {
+			a = (k + r) % NALLOC;
+			if (!w[a].available)
+				continue;
+			rq = (struct request){ THREADS, SCALE_SIZE, SCALE_LIVE, thread_counts[t], TURN_SECONDS };
+			if (worker_run(&w[a], &rq, &rp))
+				w[a].available = 0;
+			thread_samples[a][t][r] = rp.ns_per_pair;
+		}
+	}
+	for (b = 0; b < NBULK; b++)
+		for (k = 0; k < NALLOC; k++) {
+			a = (k + r) % NALLOC;
+			if (!not_built[a] && !bulk_skipped(a, b) && !bulk_err[a][b])
+				bulk_err[a][b] = measure_bulk(a, bulk_counts[b], &cold_samples[a][b][r],
+							      &warm_samples[a][b][r], &fault_samples[a][b][r]);
+		}
+}
+
+static double median_of(double *x, int rounds)
+{
+	qsort(x, (size_t)rounds, sizeof(double), cmp_double);
+	return x[rounds / 2];
+}
+
+static int cmp_long_long(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void scale_medians(int rounds)
+{
+	int a, t, b;
+
+	fault_ns = median_of(floor_samples, rounds);
+	for (t = 0; t < NTHREADS; t++)
+		control_median[t] = median_of(control_samples[t], rounds);
+	for (a = 0; a < NALLOC; a++) {
+		for (t = 0; t < NTHREADS; t++)
+			thread_median[a][t] = median_of(thread_samples[a][t], rounds);
+		for (b = 0; b < NBULK; b++) {
+			warm_median[a][b] = median_of(warm_samples[a][b], rounds);
+			cold_median[a][b] = median_of(cold_samples[a][b], rounds);
+			qsort(fault_samples[a][b], (size_t)rounds, sizeof(long long), cmp_long_long);
+			faults_median[a][b] = fault_samples[a][b][rounds / 2];
+		}
+	}
+}
+
+/* The goals, from the medians: met or not, and the figures. */
+struct goal {
+	const char *target;
+	char figure[160];
+	int met;
+};
+
+#define NGOALS	4
+
+static void scale_goals(struct goal g[NGOALS])
+{
+	double mm2 = thread_median[MMKIT_SECRETMEM][1], mm1 = thread_median[MMKIT_SECRETMEM][0];
+	int big = NBULK - 1;
+	double warm = warm_median[MMKIT_SECRETMEM][big] / warm_median[OPENSSL][big];
+	double cold = cold_median[MMKIT_SECRETMEM][big] / cold_median[OPENSSL][big];
+	double single = thread_median[OPENSSL][0] / mm1;
+
+	g[0] = (struct goal){ "2 threads: ns per pair at most 1.3x one thread's", "", mm2 <= 1.3 * mm1 };
+	snprintf(g[0].figure, sizeof(g[0].figure), "%.1f ns vs %.1f ns: %.2fx (control, no allocator: %.2fx)",
+		 mm2, mm1, mm2 / mm1, control_median[1] / control_median[0]);
+	g[1] = (struct goal){ "bulk 200000 live, warm: at most 1.0x OpenSSL's time per op", "", warm <= 1.0 };
+	snprintf(g[1].figure, sizeof(g[1].figure), "%.1f ns vs %.1f ns: %.2fx", warm_median[MMKIT_SECRETMEM][big],
+		 warm_median[OPENSSL][big], warm);
+	g[2] = (struct goal){ "bulk 200000 live, cold: at most 1.0x OpenSSL's time per op", "", cold <= 1.0 };
+	snprintf(g[2].figure, sizeof(g[2].figure), "%.1f ns vs %.1f ns: %.2fx", cold_median[MMKIT_SECRETMEM][big],
+		 cold_median[OPENSSL][big], cold);
+	g[3] = (struct goal){ "one thread, 100 live: at least 2x faster than OpenSSL", "", single >= 2.0 };
+	snprintf(g[3].figure, sizeof(g[3].figure), "%.1f ns vs %.1f ns: %.2fx", mm1,
+		 thread_median[OPENSSL][0], single);
+}
+
+static void print_scale_table(const struct worker *w)
+{
+	int a, t, b;
+
+	printf("\nthreads, each with %d secrets of %d B live: ns per alloc+free pair per thread\n"
+	       "(wall time x threads / pairs), median\n\n%-20s", SCALE_LIVE, SCALE_SIZE, "ALLOCATOR");
+	for (t = 0; t < NTHREADS; t++)
+		printf(" %7d T", thread_counts[t]);
+	printf("\n");
+	for (a = 0; a < NALLOC; a++) {
+		if (not_built[a])
+			continue;
+		printf("%-20s", names[a]);
+		for (t = 0; t < NTHREADS; t++)
+			if (w[a].available)
+				printf(" %9.1f", thread_median[a][t]);
+			else
+				printf(" %9s", "-");
+		printf("\n");
+	}
+	printf("%-20s", "control (none)");
+	for (t = 0; t < NTHREADS; t++)
+		printf(" %9.1f", control_median[t]);
+	printf("\n");
+	printf("\nbulk: N secrets of %d B, a tenth freed and allocated again 10 times, all freed;\n"
+	       "ns per operation, median; cold = first round of a fresh process, set-up included\n\n"
+	       "%-20s %8s %12s %12s %12s\n", SCALE_SIZE, "ALLOCATOR", "N", "WARM NS/OP", "COLD NS/OP",
+	       "COLD FAULTS");
+	for (b = 0; b < NBULK; b++)
+		for (a = 0; a < NALLOC; a++) {
+			if (not_built[a])
+				continue;
+			printf("%-20s %8d", names[a], bulk_counts[b]);
+			if (bulk_skipped(a, b) || bulk_err[a][b])
+				printf(" %12s %12s  %s\n", "-", "-", bulk_skipped(a, b) ? bulk_skipped(a, b) :
+				       strerror(-bulk_err[a][b]));
+			else
+				printf(" %12.1f %12.1f %12lld\n", warm_median[a][b], cold_median[a][b],
+				       faults_median[a][b]);
+		}
+}
+
+static void print_scale_ratios(void)
+{
+	struct goal g[NGOALS];
+	int t, b, i;
+
+	printf("\nOpenSSL's time over mmkit/memfd_secret's (above 1: mmkit is faster):\n");
+	for (t = 0; t < NTHREADS; t++)
+		printf("  %d threads: %.2fx;  mmkit's own %d-thread figure is %.2fx its 1-thread one"
+		       " (control: %.2fx)\n",
+		       thread_counts[t], thread_median[OPENSSL][t] / thread_median[MMKIT_SECRETMEM][t],
+		       thread_counts[t], thread_median[MMKIT_SECRETMEM][t] / thread_median[MMKIT_SECRETMEM][0],
+		       control_median[t] / control_median[0]);
+	for (b = 0; b < NBULK; b++)
+		printf("  bulk %d: warm %.2fx, cold %.2fx\n", bulk_counts[b],
+		       warm_median[OPENSSL][b] / warm_median[MMKIT_SECRETMEM][b],
+		       cold_median[OPENSSL][b] / cold_median[MMKIT_SECRETMEM][b]);
+	/* Same code, same faults: what the two backends differ by is the kernel's work. */
+	for (b = 0; b < NBULK; b++)
+		printf("  bulk %d cold, against mmkit/mlock: %.2fx; mmkit/memfd_secret - mmkit/mlock =\n"
+		       "    %.1f ns per op, the kernel's for memfd_secret pages (%lld faults in all)\n",
+		       bulk_counts[b], cold_median[OPENSSL][b] / cold_median[MMKIT_MLOCK][b],
+		       cold_median[MMKIT_SECRETMEM][b] - cold_median[MMKIT_MLOCK][b],
+		       faults_median[MMKIT_SECRETMEM][b]);
+	if (fault_ns > 0)
+		printf("  one memfd_secret page fault, timed on a bare mapping: %.1f us\n", fault_ns / 1000);
+	scale_goals(g);
+	printf("\ngoals:\n");
+	for (i = 0; i < NGOALS; i++)
+		printf("  %-4s %s: %s\n", g[i].met ? "met" : "MISS", g[i].target, g[i].figure);
+}
+
+static void print_scale_json(const struct worker *w)
+{
+	int a, t, b, first = 1;
+
+	printf(", \"threads\": [");
+	for (a = 0; a < NALLOC; a++)
+		for (t = 0; t < NTHREADS; t++, first = 0) {
+			printf("%s\n  {\"allocator\": \"%s\", \"threads\": %d, \"live_per_thread\": %d, "
+			       "\"size\": %d, \"available\": %s", first ? "" : ",", names[a], thread_counts[t],
+			       SCALE_LIVE, SCALE_SIZE, w[a].available ? "true" : "false");
+			if (not_built[a])
+				printf(", \"reason\": \"%s\"", not_built[a]);
+			if (w[a].available)
+				printf(", \"ns_per_pair\": %.1f", thread_median[a][t]);
+			printf("}");
+		}
+	for (t = 0; t < NTHREADS; t++)
+		printf(",\n  {\"allocator\": \"control\", \"threads\": %d, \"live_per_thread\": 0, "
+		       "\"size\": %d, \"available\": true, \"ns_per_pair\": %.1f}", thread_counts[t],
+		       SCALE_SIZE, control_median[t]);
+	printf("\n], \"bulk\": [");
+	for (a = 0, first = 1; a < NALLOC; a++)
+		for (b = 0; b < NBULK; b++, first = 0) {
+			const char *why = not_built[a] ? not_built[a] : bulk_skipped(a, b);
+			int ok = !why && !bulk_err[a][b];
+
+			printf("%s\n  {\"allocator\": \"%s\", \"live\": %d, \"size\": %d, \"available\": %s",
+			       first ? "" : ",", names[a], bulk_counts[b], SCALE_SIZE, ok ? "true" : "false");
+			if (why || !ok)
+				printf(", \"reason\": \"%s\"", why ? why : strerror(-bulk_err[a][b]));
+			if (ok)
+				printf(", \"ns_per_op_warm\": %.1f, \"ns_per_op_cold\": %.1f, \"cold_faults\": %lld",
+				       warm_median[a][b], cold_median[a][b], faults_median[a][b]);
+			printf("}");
+		}
+	printf("\n], \"memfd_secret_fault_ns\": %.0f", fault_ns > 0 ? fault_ns : 0);
+}
+
+/* The goals as entries of the JSON "targets" list, each after a comma. */
+static void print_goals_json(void)
+{
+	struct goal g[NGOALS];
+	int i;
+
+	scale_goals(g);
+	for (i = 0; i < NGOALS; i++)
+		printf(",\n  {\"target\": \"%s\", \"figure\": \"%s\", \"met\": %s}", g[i].target,
+		       g[i].figure, g[i].met ? "true" : "false");
+}
+
+#endif /* MMKIT_BENCH_SECRET_SCALE_H */
