@@ -115,12 +115,12 @@ static int backend_allowed(unsigned int flags)
 
 MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 {
+	const unsigned int own_pages = MMKIT_SECRET_PAGES | MMKIT_SECRET_END_AT_GUARD;
 	enum secret_backend before;
-	int ret;
+	int pooled, ret;
 
 	if (!p || !size ||
-	    (flags & ~(MMKIT_SECRET_REQUIRE_SECRETMEM | MMKIT_SECRET_QUIET | MMKIT_SECRET_PAGES |
-		       MMKIT_SECRET_END_AT_GUARD)))
+	    (flags & ~(MMKIT_SECRET_REQUIRE_SECRETMEM | MMKIT_SECRET_QUIET | own_pages)))
 		return -EINVAL;
 	ret = ensure_init();
 	if (ret)
@@ -128,7 +128,8 @@ MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 	/* Beyond this, the guard pages and rounding could not be represented. */
 	if (size > PTRDIFF_MAX - 4 * S.page)
 		return -ENOMEM;
-	if (size <= MMKIT_SECRET_POOL_MAX && !(flags & MMKIT_SECRET_PAGES)) {
+	pooled = size <= MMKIT_SECRET_POOL_MAX && !(flags & own_pages);
+	if (pooled) {
 		ret = secret__cache_alloc(p, size, flags);
 		if (ret <= 0)
 			return ret;
@@ -139,8 +140,7 @@ MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 		ret = backend_allowed(flags);
 		if (ret)
 			break;
-		if (size <= MMKIT_SECRET_POOL_MAX &&
-		    !(flags & (MMKIT_SECRET_PAGES | MMKIT_SECRET_END_AT_GUARD)))
+		if (pooled)
 			ret = secret__pool_alloc(p, size);
 		else
 			ret = secret__span_alloc(p, size, flags & MMKIT_SECRET_END_AT_GUARD);
