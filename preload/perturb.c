@@ -6,10 +6,12 @@
  * BYTE ^ 0xff and every freed one with BYTE, so reads of uninitialised or
  * freed memory show.  The fill is a memset: a program that allocates
  * hundreds of MiB and touches a few pages (xz -9) pays for all of them in
- * time and RSS.  This wrapper keeps small allocations with glibc, which
- * fills them itself, and serves large ones from mmkit reference pages whose
- * pattern is BYTE ^ 0xff: they read as the fill but cost nothing until
- * written.  Large calloc memory is fresh anonymous memory, zero for free.
+ * time and RSS; and glibc skips it where its thread cache (tcache) hands
+ * out or takes back a chunk, so a reused small chunk reads as BYTE and a
+ * freed one keeps its data.  This wrapper fills small allocations (glibc's)
+ * itself, every time, with glibc's own fill turned off (mallopt M_PERTURB),
+ * and serves large ones from mmkit reference pages whose pattern is
+ * BYTE ^ 0xff: they read as the fill but cost nothing until written.  Large calloc memory is fresh anonymous memory, zero for free.
  * A freed large range is unmapped, so a use after free faults instead of
  * reading BYTE.  Without MALLOC_PERTURB_ (or 0, or out of range, as glibc
  * reads it) every call goes straight to glibc.
@@ -55,8 +57,10 @@ extern void *__libc_realloc(void *p, size_t size);
 extern void __libc_free(void *p);
 extern void *__libc_memalign(size_t align, size_t size);
 
-/* The fill of fresh memory (MALLOC_PERTURB_ ^ 0xff); perturbing is 0 when off. */
-static unsigned char fresh_fill;
+/* The fills of fresh (MALLOC_PERTURB_ ^ 0xff) and freed memory; perturbing is 0 when off. */
+static unsigned char fresh_fill, freed_fill;
+/* glibc's malloc_usable_size(), for its chunks. */
+static size_t (*glibc_usable_size)(void *p);
 static int perturbing;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
@@ -100,25 +104,44 @@ static size_t page_size(void)
 	return cached;
 }
 
-/* MALLOC_PERTURB_ as glibc reads it: a number (0x hex, 0 octal) up to 255. */
+/*
+ * MALLOC_PERTURB_ as glibc reads it: a number (0x hex, 0 octal) from 1 to
+ * 255.  Runs once, at the first call; what it calls (dlsym may allocate)
+ * goes straight to glibc.
+ */
 static void setup(void)
 {
 	const char *env = secure_getenv("MALLOC_PERTURB_");
-	unsigned long byte;
+	unsigned long byte = env ? strtoul(env, NULL, 0) : 0;
 
-	if (!env)
-		return;
-	byte = strtoul(env, NULL, 0);
-	if (byte == 0 || byte > 0xff)
-		return;
-	fresh_fill = (unsigned char)(byte ^ 0xff);
-	perturbing = 1;
+	in_library = 1;
+	glibc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	if (!glibc_usable_size)
+		abort();
+	if (byte >= 1 && byte <= 0xff) {
+		freed_fill = (unsigned char)byte;
+		fresh_fill = (unsigned char)(byte ^ 0xff);
+		mallopt(M_PERTURB, 0);
+		perturbing = 1;
+	}
+	in_library = 0;
 }
 
+/* Whether to fill; false inside the library, whose memory is its own business. */
 static int perturb_on(void)
 {
+	if (in_library)
+		return 0;
 	pthread_once(&setup_once, setup);
 	return perturbing;
+}
+
+/* A small (glibc's) allocation, filled from its start to its usable end. */
+static void *fill_small(void *p)
+{
+	if (p)
+		memset(p, fresh_fill, glibc_usable_size(p));
+	return p;
 }
 
 static void lock_table(void)
@@ -383,8 +406,11 @@ static void *aligned(size_t align, size_t size)
 {
 	void *p;
 
-	if (!perturb_on() || in_library || size < LARGE_MIN)
+	if (!perturb_on())
 		return align <= MIN_ALIGN ? __libc_malloc(size) : __libc_memalign(align, size);
+	if (size < LARGE_MIN)
+		return fill_small(align <= MIN_ALIGN ? __libc_malloc(size) :
+				  __libc_memalign(align, size));
 	p = large_map(size, align, 0);
 	return p ? p : set_enomem();
 }
@@ -398,10 +424,14 @@ EXPORT void free(void *p)
 {
 	struct large l;
 
-	if (in_library || !take_large(p, &l))
+	if (!perturb_on()) {
 		__libc_free(p);
-	else
+	} else if (take_large(p, &l)) {
 		large_unmap(&l);
+	} else if (p) {
+		memset(p, freed_fill, glibc_usable_size(p));
+		__libc_free(p);
+	}
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -411,7 +441,7 @@ EXPORT void *calloc(size_t n, size_t size)
 
 	if (__builtin_mul_overflow(n, size, &total))
 		return set_enomem();
-	if (!perturb_on() || in_library || total < LARGE_MIN)
+	if (!perturb_on() || total < LARGE_MIN)
 		return __libc_calloc(n, size);
 	p = large_map(total, MIN_ALIGN, 1);
 	return p ? p : set_enomem();
@@ -445,7 +475,8 @@ static void *large_realloc(const struct large *l, size_t size)
 	void *q;
 
 	if (size < LARGE_MIN || size > l->cap) {
-		q = size < LARGE_MIN ? __libc_malloc(size) : large_map(size, MIN_ALIGN, 0);
+		q = size < LARGE_MIN ? fill_small(__libc_malloc(size)) :
+				      large_map(size, MIN_ALIGN, 0);
 		if (!q)
 			return set_enomem();
 		forget_large(l);
@@ -469,26 +500,13 @@ static void *large_realloc(const struct large *l, size_t size)
 	return (void *)l->addr;
 }
 
-/* glibc's own, for its chunks: found on first use (dlsym may allocate: small, glibc's). */
-static size_t glibc_usable_size(void *p)
-{
-	static size_t (*usable)(void *);
-	size_t (*fn)(void *) = __atomic_load_n(&usable, __ATOMIC_ACQUIRE);
-
-	if (!fn) {
-		fn = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-		__atomic_store_n(&usable, fn, __ATOMIC_RELEASE);
-	}
-	return fn(p);
-}
-
 EXPORT void *realloc(void *p, size_t size)
 {
 	struct large l;
-	size_t old;
+	size_t old, new;
 	void *q;
 
-	if (in_library)
+	if (!perturb_on())
 		return __libc_realloc(p, size);
 	if (!p)
 		return malloc(size);
@@ -500,15 +518,21 @@ EXPORT void *realloc(void *p, size_t size)
 		}
 		return large_realloc(&l, size);
 	}
-	if (!perturb_on() || size < LARGE_MIN)
-		return __libc_realloc(p, size);
-	/* Small to large: glibc's fill is copied with the data, the rest is fresh. */
+	old = glibc_usable_size(p);
+	if (size < LARGE_MIN) {
+		/* What glibc adds past the old usable end is fresh. */
+		q = __libc_realloc(p, size);
+		new = q ? glibc_usable_size(q) : 0;
+		if (new > old)
+			memset((unsigned char *)q + old, fresh_fill, new - old);
+		return q;
+	}
+	/* Small to large: the old usable bytes move, the rest is fresh. */
 	q = large_map(size, MIN_ALIGN, 0);
 	if (!q)
 		return set_enomem();
-	old = glibc_usable_size(p);
 	memcpy(q, p, old < size ? old : size);
-	__libc_free(p);
+	free(p);
 	return q;
 }
 
@@ -561,7 +585,7 @@ EXPORT size_t malloc_usable_size(void *p)
 
 	if (!p)
 		return 0;
-	if (!in_library && peek_large(p, &l))
+	if (perturb_on() && peek_large(p, &l))
 		return l.cap;
 	return glibc_usable_size(p);
 }
