@@ -79,9 +79,9 @@ struct large {
 
 /*
  * Open addressing with linear probing, in memory of its own (not malloc).
- * table_lock guards the table and every call into libmmkit: a fork(2)
- * taken between the two locks of a refpage object's growth would leave
- * the child's copy locked.
+ * table_lock guards the table and every call into libmmkit, and fork(2)
+ * takes it first: a fork while another thread holds the refpage object's
+ * own lock would leave that lock held for ever in the child.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct large *table;
@@ -97,11 +97,7 @@ static __thread int in_library __attribute__((tls_model("initial-exec")));
 
 static size_t page_size(void)
 {
-	static size_t cached;
-
-	if (!cached)
-		cached = (size_t)sysconf(_SC_PAGESIZE);
-	return cached;
+	return (size_t)getpagesize();
 }
 
 /*
@@ -283,12 +279,22 @@ static void forget_large(const struct large *l)
 	unlock_table();
 }
 
-/* The reference-page object, made on first use; called with table_lock held. */
+/*
+ * The reference-page object, made on first use; called with table_lock
+ * held.  kmod where /dev/refpage exists, else memfd, whatever
+ * MMKIT_REFPAGE_BACKEND says: uffd cannot serve the kernel's own accesses
+ * (read(2) into a fresh buffer fails with EFAULT) and its untouched pages
+ * read as zeros once moved, as every piece here is.
+ */
 static struct mmkit_refpage *get_refpage(void)
 {
+	unsigned int backend = MMKIT_REFPAGE_BACKEND_KMOD;
+
 	if (!refpage && !refpage_failed) {
 		in_library = 1;
-		if (mmkit_refpage_create(&refpage, &fresh_fill, 1, 0))
+		if (mmkit_refpage_backend_available(backend, NULL, 0))
+			backend = MMKIT_REFPAGE_BACKEND_MEMFD;
+		if (mmkit_refpage_create(&refpage, &fresh_fill, 1, backend))
 			refpage_failed = 1;
 		in_library = 0;
 	}
@@ -401,18 +407,24 @@ static size_t round_align(size_t align)
 	return a;
 }
 
-/* memalign() for every entry point: @align a power of two, at least MIN_ALIGN. */
+static void *glibc_alloc(size_t align, size_t size)
+{
+	return align <= MIN_ALIGN ? __libc_malloc(size) : __libc_memalign(align, size);
+}
+
+/*
+ * memalign() for every entry point: @align a power of two, at least
+ * MIN_ALIGN.  A large range that cannot be had (no memfd in a sandbox, no
+ * VMA left) comes from glibc, filled: slow, but the same semantics.
+ */
 static void *aligned(size_t align, size_t size)
 {
 	void *p;
 
 	if (!perturb_on())
-		return align <= MIN_ALIGN ? __libc_malloc(size) : __libc_memalign(align, size);
-	if (size < LARGE_MIN)
-		return fill_small(align <= MIN_ALIGN ? __libc_malloc(size) :
-				  __libc_memalign(align, size));
-	p = large_map(size, align, 0);
-	return p ? p : set_enomem();
+		return glibc_alloc(align, size);
+	p = size < LARGE_MIN ? NULL : large_map(size, align, 0);
+	return p ? p : fill_small(glibc_alloc(align, size));
 }
 
 EXPORT void *malloc(size_t size)
@@ -444,7 +456,7 @@ EXPORT void *calloc(size_t n, size_t size)
 	if (!perturb_on() || total < LARGE_MIN)
 		return __libc_calloc(n, size);
 	p = large_map(total, MIN_ALIGN, 1);
-	return p ? p : set_enomem();
+	return p ? p : __libc_calloc(n, size);
 }
 
 /*
@@ -475,25 +487,28 @@ static void *large_realloc(const struct large *l, size_t size)
 	void *q;
 
 	if (size < LARGE_MIN || size > l->cap) {
-		q = size < LARGE_MIN ? fill_small(__libc_malloc(size)) :
-				      large_map(size, MIN_ALIGN, 0);
+		q = size < LARGE_MIN ? NULL : large_map(size, MIN_ALIGN, 0);
+		if (q) {
+			forget_large(l);
+			large_move(l, q);
+			return q;
+		}
+		q = fill_small(__libc_malloc(size));
 		if (!q)
 			return set_enomem();
 		forget_large(l);
-		if (size < LARGE_MIN) {
-			memcpy(q, (void *)l->addr, size);
-			large_unmap(l);
-		} else {
-			large_move(l, q);
-		}
+		memcpy(q, (void *)l->addr, size < l->size ? size : l->size);
+		large_unmap(l);
 		return q;
 	}
 	/* In place: what grows reads as the fill, whole pages past the end go. */
 	refill(l, l->size, size);
 	lock_table();
 	slot = table_find(l->addr);
-	slot->size = size;
-	slot->cap = cap;
+	if (slot) {
+		slot->size = size;
+		slot->cap = cap;
+	}
 	unlock_table();
 	if (cap < l->cap)
 		munmap((void *)(l->addr + cap), l->cap - cap);
@@ -510,14 +525,13 @@ EXPORT void *realloc(void *p, size_t size)
 		return __libc_realloc(p, size);
 	if (!p)
 		return malloc(size);
-	if (peek_large(p, &l)) {
-		/* glibc frees on realloc(p, 0) and returns NULL. */
-		if (!size) {
-			free(p);
-			return NULL;
-		}
-		return large_realloc(&l, size);
+	/* glibc frees on realloc(p, 0) and returns NULL. */
+	if (!size) {
+		free(p);
+		return NULL;
 	}
+	if (peek_large(p, &l))
+		return large_realloc(&l, size);
 	old = glibc_usable_size(p);
 	if (size < LARGE_MIN) {
 		/* What glibc adds past the old usable end is fresh. */
@@ -529,6 +543,8 @@ EXPORT void *realloc(void *p, size_t size)
 	}
 	/* Small to large: the old usable bytes move, the rest is fresh. */
 	q = large_map(size, MIN_ALIGN, 0);
+	if (!q)
+		q = fill_small(__libc_malloc(size));
 	if (!q)
 		return set_enomem();
 	memcpy(q, p, old < size ? old : size);
