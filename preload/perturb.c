@@ -302,22 +302,19 @@ static struct mmkit_refpage *get_refpage(void)
 }
 
 /*
- * Fills [start, start + len) with pattern pieces; called with table_lock
- * held.  The range is ours (a reservation), so MREMAP_FIXED replaces it.
+ * Fills [start, start + len) with pattern pieces of the refpage object;
+ * called with table_lock held.  The range is ours (a reservation), so MREMAP_FIXED replaces it.
  */
 static int fill_with_pieces(uintptr_t start, size_t len)
 {
-	struct mmkit_refpage *rp = get_refpage();
 	size_t off, n;
 	void *piece;
 	int ret = 0;
 
-	if (!rp)
-		return -1;
 	in_library = 1;
 	for (off = 0; off < len && !ret; off += n) {
 		n = len - off < PIECE ? len - off : PIECE;
-		ret = mmkit_refpage_map(rp, n, PROT_READ | PROT_WRITE, &piece);
+		ret = mmkit_refpage_map(refpage, n, PROT_READ | PROT_WRITE, &piece);
 		if (ret)
 			break;
 		if (mremap(piece, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
@@ -331,53 +328,79 @@ static int fill_with_pieces(uintptr_t start, size_t len)
 }
 
 /*
+ * [*start, *start + cap) aligned to @align, reading as the fill, or zero
+ * when @zero (calloc: page aligned is enough); called with table_lock
+ * held.  Zero memory or one page-aligned piece is one mmap; anything else
+ * is fitted into a reservation.
+ */
+static int map_range(size_t cap, size_t align, int zero, uintptr_t *start)
+{
+	size_t page = page_size(), slack = align > page ? align - page : 0;
+	uintptr_t base;
+	void *mem;
+	int ret;
+
+	if (zero) {
+		mem = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		*start = (uintptr_t)mem;
+		return mem == MAP_FAILED ? -1 : 0;
+	}
+	if (!get_refpage())
+		return -1;
+	if (!slack && cap <= PIECE) {
+		in_library = 1;
+		ret = mmkit_refpage_map(refpage, cap, PROT_READ | PROT_WRITE, &mem);
+		in_library = 0;
+		*start = (uintptr_t)mem;
+		return ret;
+	}
+	if (cap + slack < cap)
+		return -1;
+	mem = mmap(NULL, cap + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		   -1, 0);
+	if (mem == MAP_FAILED)
+		return -1;
+	base = (uintptr_t)mem;
+	*start = (base + align - 1) & ~(uintptr_t)(align - 1);
+	if (*start > base)
+		munmap(mem, *start - base);
+	if (base + slack > *start)
+		munmap((void *)(*start + cap), base + slack - *start);
+	if (fill_with_pieces(*start, cap)) {
+		munmap((void *)*start, cap);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Maps a large range of @size bytes aligned to @align (a power of two):
  * reading as the fill, or zero when @zero.  NULL when it cannot, errno
  * untouched: the caller decides.
  */
 static void *large_map(size_t size, size_t align, int zero)
 {
-	size_t page = page_size(), cap, slack, reserve;
-	uintptr_t base, start;
+	size_t page = page_size(), cap = (size + page - 1) & ~(page - 1);
 	struct large l;
-	void *mem;
+	uintptr_t start;
 
 	if (size > PTRDIFF_MAX)
 		return NULL;
-	cap = (size + page - 1) & ~(page - 1);
-	slack = align > page ? align - page : 0;
-	if (cap + slack < cap)
-		return NULL;
-	reserve = cap + slack;
-	/* A reservation first: pieces and alignment are fitted into it. */
-	mem = mmap(NULL, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mem == MAP_FAILED)
-		return NULL;
-	base = (uintptr_t)mem;
-	start = (base + align - 1) & ~(uintptr_t)(align - 1);
-	if (start > base)
-		munmap(mem, start - base);
-	if (base + reserve > start + cap)
-		munmap((void *)(start + cap), base + reserve - start - cap);
 	lock_table();
-	if (zero) {
-		if (mmap((void *)start, cap, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-			goto fail;
-	} else if (fill_with_pieces(start, cap)) {
-		goto fail;
+	if (map_range(cap, align, zero, &start)) {
+		unlock_table();
+		return NULL;
 	}
 	l.addr = start;
 	l.size = size;
 	l.cap = cap;
-	if (table_insert(&l))
-		goto fail;
+	if (table_insert(&l)) {
+		unlock_table();
+		munmap((void *)start, cap);
+		return NULL;
+	}
 	unlock_table();
 	return (void *)start;
-fail:
-	unlock_table();
-	munmap((void *)start, cap);
-	return NULL;
 }
 
 static void large_unmap(const struct large *l)
