@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * libmmkit-perturb.so: glibc's MALLOC_PERTURB_ without its cost.
+ *
+ * With MALLOC_PERTURB_=BYTE glibc fills every fresh allocation with
+ * BYTE ^ 0xff and every freed one with BYTE, so reads of uninitialised or
+ * freed memory show.  The fill is a memset: a program that allocates
+ * hundreds of MiB and touches a few pages (xz -9) pays for all of them in
+ * time and RSS; and glibc skips it where its thread cache (tcache) hands
+ * out or takes back a chunk, so a reused small chunk reads as BYTE and a
+ * freed one keeps its data.  This wrapper fills small allocations (glibc's)
+ * itself, every time, with glibc's own fill turned off (mallopt M_PERTURB),
+ * and serves large ones from mmkit reference pages whose pattern is
+ * BYTE ^ 0xff: they read as the fill but cost nothing until written.  Large calloc memory is fresh anonymous memory, zero for free.
+ * A freed large range is unmapped, so a use after free faults instead of
+ * reading BYTE.  Without MALLOC_PERTURB_ (or 0, or out of range, as glibc
+ * reads it) every call goes straight to glibc.
+ *
+ * Large ranges are page aligned, so free() of a pointer that is not looks
+ * no further; the others are looked up in a table of large ranges keyed
+ * by address.  A small pointer is only ever handed to glibc, a large one
+ * never: glibc never reads a chunk header that is not its own.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <mmkit.h>
+
+#define EXPORT		__attribute__((visibility("default")))
+
+/*
+ * Allocations from this size on are large: glibc's default mmap threshold,
+ * below which glibc's memset fills memory that its heap recycles and the
+ * program mostly writes anyway.
+ */
+#define LARGE_MIN	(128UL << 10)
+/*
+ * A large range is built from reference-page pieces of at most this size,
+ * each moved into place.  The memfd backend grows its pattern file to the
+ * largest range it is asked for (up to 64 MiB, filled and resident while
+ * it is filled): asking for 2 MiB at a time keeps it at its smallest.
+ */
+#define PIECE		(2UL << 20)
+/* Alignment glibc guarantees, which every pointer handed out has. */
+#define MIN_ALIGN	16UL
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void __libc_free(void *p);
+extern void *__libc_memalign(size_t align, size_t size);
+
+/* The fills of fresh (MALLOC_PERTURB_ ^ 0xff) and freed memory; perturbing is 0 when off. */
+static unsigned char fresh_fill, freed_fill;
+/* glibc's malloc_usable_size(), for its chunks. */
+static size_t (*glibc_usable_size)(void *p);
+static int perturbing;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+static struct mmkit_refpage *refpage;
+static int refpage_failed;
+
+/* A large range: [addr, addr + cap) mapped, the first size bytes asked for. */
+struct large {
+	uintptr_t addr;
+	size_t size;
+	size_t cap;
+};
+
+#define SLOT_EMPTY	((uintptr_t)0)
+#define SLOT_GONE	((uintptr_t)1)
+
+/*
+ * Open addressing with linear probing, in memory of its own (not malloc).
+ * table_lock guards the table and every call into libmmkit, and fork(2)
+ * takes it first: a fork while another thread holds the refpage object's
+ * own lock would leave that lock held for ever in the child.
+ */
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct large *table;
+static size_t table_slots, table_used, table_live;
+/* Any large range ever: before the first, free() asks no lock. */
+static int have_large;
+
+/*
+ * Set while this thread is inside libmmkit, whose own allocations then go
+ * straight to glibc: a large one would take table_lock again.
+ */
+static __thread int in_library __attribute__((tls_model("initial-exec")));
+
+static size_t page_size(void)
+{
+	return (size_t)getpagesize();
+}
+
+/*
+ * MALLOC_PERTURB_ as glibc reads it: a number (0x hex, 0 octal) from 1 to
+ * 255.  Runs once, at the first call; what it calls (dlsym may allocate)
+ * goes straight to glibc.
+ */
+static void setup(void)
+{
+	const char *env = secure_getenv("MALLOC_PERTURB_");
+	unsigned long byte = env ? strtoul(env, NULL, 0) : 0;
+
+	in_library = 1;
+	glibc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	if (!glibc_usable_size)
+		abort();
+	if (byte >= 1 && byte <= 0xff) {
+		freed_fill = (unsigned char)byte;
+		fresh_fill = (unsigned char)(byte ^ 0xff);
+		mallopt(M_PERTURB, 0);
+		perturbing = 1;
+	}
+	in_library = 0;
+}
+
+/* Whether to fill; false inside the library, whose memory is its own business. */
+static int perturb_on(void)
+{
+	if (in_library)
+		return 0;
+	pthread_once(&setup_once, setup);
+	return perturbing;
+}
+
+/* A small (glibc's) allocation, filled from its start to its usable end. */
+static void *fill_small(void *p)
+{
+	if (p)
+		memset(p, fresh_fill, glibc_usable_size(p));
+	return p;
+}
+
+static void lock_table(void)
+{
+	pthread_mutex_lock(&table_lock);
+}
+
+static void unlock_table(void)
+{
+	pthread_mutex_unlock(&table_lock);
+}
+
+/* The child of a fork(2) gets the table unlocked and consistent. */
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+	pthread_atfork(lock_table, unlock_table, unlock_table);
+}
+
+static size_t slot_of(uintptr_t addr, size_t slots)
+{
+	return (size_t)(((addr >> 12) * 0x9e3779b97f4a7c15ULL) >> 20) & (slots - 1);
+}
+
+static struct large *table_find(uintptr_t addr)
+{
+	size_t i;
+
+	if (!table)
+		return NULL;
+	for (i = slot_of(addr, table_slots);; i = (i + 1) & (table_slots - 1)) {
+		if (table[i].addr == addr)
+			return &table[i];
+		if (table[i].addr == SLOT_EMPTY)
+			return NULL;
+	}
+}
+
+/* Rebuilds the table with room for twice the live ranges, dropping SLOT_GONE. */
+static int table_rebuild(void)
+{
+	size_t slots = 1024, i, j;
+	struct large *fresh;
+	void *mem;
+
+	while (slots < 4 * (table_live + 1))
+		slots *= 2;
+	mem = mmap(NULL, slots * sizeof(*fresh), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return -1;
+	fresh = mem;
+	for (i = 0; i < table_slots; i++) {
+		if (table[i].addr <= SLOT_GONE)
+			continue;
+		for (j = slot_of(table[i].addr, slots); fresh[j].addr; j = (j + 1) & (slots - 1))
+			;
+		fresh[j] = table[i];
+	}
+	if (table)
+		munmap(table, table_slots * sizeof(*table));
+	table = fresh;
+	table_slots = slots;
+	table_used = table_live;
+	return 0;
+}
+
+static int table_insert(const struct large *l)
+{
+	size_t i;
+
+	if (2 * (table_used + 1) > table_slots && table_rebuild())
+		return -1;
+	for (i = slot_of(l->addr, table_slots); table[i].addr > SLOT_GONE;
+	     i = (i + 1) & (table_slots - 1))
+		;
+	if (table[i].addr == SLOT_EMPTY)
+		table_used++;
+	table[i] = *l;
+	table_live++;
+	__atomic_store_n(&have_large, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void table_remove(struct large *slot)
+{
+	slot->addr = SLOT_GONE;
+	table_live--;
+}
+
+/*
+ * Takes the large range at @p out of the table into *@out; 0 if @p is not
+ * one (then it is glibc's).
+ */
+static int take_large(const void *p, struct large *out)
+{
+	struct large *slot;
+
+	if (!p || ((uintptr_t)p & (page_size() - 1)) ||
+	    !__atomic_load_n(&have_large, __ATOMIC_ACQUIRE))
+		return 0;
+	lock_table();
+	slot = table_find((uintptr_t)p);
+	if (slot) {
+		*out = *slot;
+		table_remove(slot);
+	}
+	unlock_table();
+	return slot != NULL;
+}
+
+/* Like take_large(), but the range stays in the table. */
+static int peek_large(const void *p, struct large *out)
+{
+	struct large *slot;
+
+	if (!p || ((uintptr_t)p & (page_size() - 1)) ||
+	    !__atomic_load_n(&have_large, __ATOMIC_ACQUIRE))
+		return 0;
+	lock_table();
+	slot = table_find((uintptr_t)p);
+	if (slot)
+		*out = *slot;
+	unlock_table();
+	return slot != NULL;
+}
+
+/*
+ * Takes @l out of the table before its addresses are given back: once
+ * unmapped they may come back from mmap(2) as someone else's range.
+ */
+static void forget_large(const struct large *l)
+{
+	struct large *slot;
+
+	lock_table();
+	slot = table_find(l->addr);
+	if (slot)
+		table_remove(slot);
+	unlock_table();
+}
+
+/*
+ * The reference-page object, made on first use; called with table_lock
+ * held.  kmod where /dev/refpage exists, else memfd, whatever
+ * MMKIT_REFPAGE_BACKEND says: uffd cannot serve the kernel's own accesses
+ * (read(2) into a fresh buffer fails with EFAULT) and its untouched pages
+ * read as zeros once moved, as every piece here is.
+ */
+static struct mmkit_refpage *get_refpage(void)
+{
+	unsigned int backend = MMKIT_REFPAGE_BACKEND_KMOD;
+
+	if (!refpage && !refpage_failed) {
+		in_library = 1;
+		if (mmkit_refpage_backend_available(backend, NULL, 0))
+			backend = MMKIT_REFPAGE_BACKEND_MEMFD;
+		if (mmkit_refpage_create(&refpage, &fresh_fill, 1, backend))
+			refpage_failed = 1;
+		in_library = 0;
+	}
+	return refpage;
+}
+
+/*
+ * Fills [start, start + len) with pattern pieces of the refpage object;
+ * called with table_lock held.  The range is ours (a reservation), so MREMAP_FIXED replaces it.
+ */
+static int fill_with_pieces(uintptr_t start, size_t len)
+{
+	size_t off, n;
+	void *piece;
+	int ret = 0;
+
+	in_library = 1;
+	for (off = 0; off < len && !ret; off += n) {
+		n = len - off < PIECE ? len - off : PIECE;
+		ret = mmkit_refpage_map(refpage, n, PROT_READ | PROT_WRITE, &piece);
+		if (ret)
+			break;
+		if (mremap(piece, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)(start + off)) == MAP_FAILED) {
+			munmap(piece, n);
+			ret = -1;
+		}
+	}
+	in_library = 0;
+	return ret;
+}
+
+/*
+ * [*start, *start + cap) aligned to @align, reading as the fill, or zero
+ * when @zero (calloc: page aligned is enough); called with table_lock
+ * held.  Zero memory or one page-aligned piece is one mmap; anything else
+ * is fitted into a reservation.
+ */
+static int map_range(size_t cap, size_t align, int zero, uintptr_t *start)
+{
+	size_t page = page_size(), slack = align > page ? align - page : 0;
+	uintptr_t base;
+	void *mem;
+	int ret;
+
+	if (zero) {
+		mem = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		*start = (uintptr_t)mem;
+		return mem == MAP_FAILED ? -1 : 0;
+	}
+	if (!get_refpage())
+		return -1;
+	if (!slack && cap <= PIECE) {
+		in_library = 1;
+		ret = mmkit_refpage_map(refpage, cap, PROT_READ | PROT_WRITE, &mem);
+		in_library = 0;
+		*start = (uintptr_t)mem;
+		return ret;
+	}
+	if (cap + slack < cap)
+		return -1;
+	mem = mmap(NULL, cap + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		   -1, 0);
+	if (mem == MAP_FAILED)
+		return -1;
+	base = (uintptr_t)mem;
+	*start = (base + align - 1) & ~(uintptr_t)(align - 1);
+	if (*start > base)
+		munmap(mem, *start - base);
+	if (base + slack > *start)
+		munmap((void *)(*start + cap), base + slack - *start);
+	if (fill_with_pieces(*start, cap)) {
+		munmap((void *)*start, cap);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Maps a large range of @size bytes aligned to @align (a power of two):
+ * reading as the fill, or zero when @zero.  NULL when it cannot, errno
+ * untouched: the caller decides.
+ */
+static void *large_map(size_t size, size_t align, int zero)
+{
+	size_t page = page_size(), cap = (size + page - 1) & ~(page - 1);
+	struct large l;
+	uintptr_t start;
+
+	if (size > PTRDIFF_MAX)
+		return NULL;
+	lock_table();
+	if (map_range(cap, align, zero, &start)) {
+		unlock_table();
+		return NULL;
+	}
+	l.addr = start;
+	l.size = size;
+	l.cap = cap;
+	if (table_insert(&l)) {
+		unlock_table();
+		munmap((void *)start, cap);
+		return NULL;
+	}
+	unlock_table();
+	return (void *)start;
+}
+
+static void large_unmap(const struct large *l)
+{
+	munmap((void *)l->addr, l->cap);
+}
+
+/* Writes the fill over [from, to) of a large range: bytes that become fresh in place. */
+static void refill(const struct large *l, size_t from, size_t to)
+{
+	if (to > from)
+		memset((unsigned char *)l->addr + from, fresh_fill, to - from);
+}
+
+static void *set_enomem(void)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+static size_t round_align(size_t align)
+{
+	size_t a = MIN_ALIGN;
+
+	while (a < align && a)
+		a <<= 1;
+	return a;
+}
+
+static void *glibc_alloc(size_t align, size_t size)
+{
+	return align <= MIN_ALIGN ? __libc_malloc(size) : __libc_memalign(align, size);
+}
+
+/*
+ * memalign() for every entry point: @align a power of two, at least
+ * MIN_ALIGN.  A large range that cannot be had (no memfd in a sandbox, no
+ * VMA left) comes from glibc, filled: slow, but the same semantics.
+ */
+static void *aligned(size_t align, size_t size)
+{
+	void *p;
+
+	if (!perturb_on())
+		return glibc_alloc(align, size);
+	p = size < LARGE_MIN ? NULL : large_map(size, align, 0);
+	return p ? p : fill_small(glibc_alloc(align, size));
+}
+
+EXPORT void *malloc(size_t size)
+{
+	return aligned(MIN_ALIGN, size);
+}
+
+EXPORT void free(void *p)
+{
+	struct large l;
+
+	if (!perturb_on()) {
+		__libc_free(p);
+	} else if (take_large(p, &l)) {
+		large_unmap(&l);
+	} else if (p) {
+		memset(p, freed_fill, glibc_usable_size(p));
+		__libc_free(p);
+	}
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return set_enomem();
+	if (!perturb_on() || total < LARGE_MIN)
+		return __libc_calloc(n, size);
+	p = large_map(total, MIN_ALIGN, 1);
+	return p ? p : __libc_calloc(n, size);
+}
+
+/*
+ * Moves large range @l into the new range @to of more pages: whole pieces
+ * move with mremap(2), so pages nobody touched stay untouched; the rest of
+ * the old size is copied; past it @to reads as the fill.
+ */
+static void large_move(const struct large *l, unsigned char *to)
+{
+	size_t off = 0;
+
+	for (; off + PIECE <= l->size; off += PIECE)
+		if (mremap((void *)(l->addr + off), PIECE, PIECE, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   to + off) == MAP_FAILED)
+			break;
+	memcpy(to + off, (unsigned char *)l->addr + off, l->size - off);
+	munmap((void *)(l->addr + off), l->cap - off);
+}
+
+/*
+ * realloc() of large range @l to @size bytes (not 0).  Whatever may fail
+ * comes first, while @l is still whole and in the table.
+ */
+static void *large_realloc(const struct large *l, size_t size)
+{
+	size_t page = page_size(), cap = (size + page - 1) & ~(page - 1);
+	struct large *slot;
+	void *q;
+
+	if (size < LARGE_MIN || size > l->cap) {
+		q = size < LARGE_MIN ? NULL : large_map(size, MIN_ALIGN, 0);
+		if (q) {
+			forget_large(l);
+			large_move(l, q);
+			return q;
+		}
+		q = fill_small(__libc_malloc(size));
+		if (!q)
+			return set_enomem();
+		forget_large(l);
+		memcpy(q, (void *)l->addr, size < l->size ? size : l->size);
+		large_unmap(l);
+		return q;
+	}
+	/* In place: what grows reads as the fill, whole pages past the end go. */
+	refill(l, l->size, size);
+	lock_table();
+	slot = table_find(l->addr);
+	if (slot) {
+		slot->size = size;
+		slot->cap = cap;
+	}
+	unlock_table();
+	if (cap < l->cap)
+		munmap((void *)(l->addr + cap), l->cap - cap);
+	return (void *)l->addr;
+}
+
+EXPORT void *realloc(void *p, size_t size)
+{
+	struct large l;
+	size_t old, new;
+	void *q;
+
+	if (!perturb_on())
+		return __libc_realloc(p, size);
+	if (!p)
+		return malloc(size);
+	/* glibc frees on realloc(p, 0) and returns NULL. */
+	if (!size) {
+		free(p);
+		return NULL;
+	}
+	if (peek_large(p, &l))
+		return large_realloc(&l, size);
+	old = glibc_usable_size(p);
+	if (size < LARGE_MIN) {
+		/* What glibc adds past the old usable end is fresh. */
+		q = __libc_realloc(p, size);
+		new = q ? glibc_usable_size(q) : 0;
+		if (new > old)
+			memset((unsigned char *)q + old, fresh_fill, new - old);
+		return q;
+	}
+	/* Small to large: the old usable bytes move, the rest is fresh. */
+	q = large_map(size, MIN_ALIGN, 0);
+	if (!q)
+		q = fill_small(__libc_malloc(size));
+	if (!q)
+		return set_enomem();
+	memcpy(q, p, old < size ? old : size);
+	free(p);
+	return q;
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	/* glibc rounds an alignment that is not a power of two up to one. */
+	size_t a = round_align(align);
+
+	return a ? aligned(a, size) : set_enomem();
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	return memalign(align, size);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int saved = errno;
+	void *p;
+
+	if (!align || (align & (align - 1)) || align % sizeof(void *))
+		return EINVAL;
+	p = aligned(align < MIN_ALIGN ? MIN_ALIGN : align, size);
+	if (!p) {
+		errno = saved;
+		return ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	return aligned(page_size(), size);
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	size_t page = page_size(), rounded = (size + page - 1) & ~(page - 1);
+
+	if (rounded < size)
+		return set_enomem();
+	return aligned(page, rounded ? rounded : page);
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	struct large l;
+
+	if (!p)
+		return 0;
+	if (perturb_on() && peek_large(p, &l))
+		return l.cap;
+	return glibc_usable_size(p);
+}
