@@ -23,8 +23,8 @@ awk 'BEGIN { s = 1; for (i = 0; i < 1300; i++) {
 
 env -u MALLOC_PERTURB_ xz -9 -T1 -c "$tmp/in" >"$tmp/plain.xz" || fail "xz without perturb"
 MALLOC_PERTURB_=85 xz -9 -T1 -c "$tmp/in" >"$tmp/glibc.xz" || fail "xz with glibc's perturb"
-LD_PRELOAD="$shim" MALLOC_PERTURB_=85 xz -9 -T1 -c "$tmp/in" >"$tmp/shim.xz" ||
-	fail "xz with the shim"
+"$MMKIT_BUILD/mmkit" run --perturb=85 -- xz -9 -T1 -c "$tmp/in" >"$tmp/shim.xz" ||
+	fail "xz with the shim (mmkit run --perturb=85)"
 cmp -s "$tmp/plain.xz" "$tmp/glibc.xz" || fail "glibc's perturb changed xz's output"
 cmp -s "$tmp/plain.xz" "$tmp/shim.xz" || fail "the shim changed xz's output"
 LD_PRELOAD="$shim" MALLOC_PERTURB_=85 xz -d -c "$tmp/shim.xz" >"$tmp/out" ||

@@ -26,10 +26,12 @@ echo "a file worth signing" >file
 # shimmed BACKEND STEP ARGS...: minisign with the shim; checks its statistics line.
 shimmed() {
 	backend=$1 step=$2; shift 2
+	# The default backend through mmkit run, as a user would; the forced
+	# fallback with LD_PRELOAD, as documented for plain use.
 	if [ "$backend" = mlock ]; then
 		MMKIT_SECRET_BACKEND=mlock LD_PRELOAD="$shim" MMKIT_STATS=1 minisign "$@" >out 2>err
 	else
-		LD_PRELOAD="$shim" MMKIT_STATS=1 minisign "$@" >out 2>err
+		"$MMKIT_BUILD/mmkit" run --secret-heap=sodium --stats -- minisign "$@" >out 2>err
 	fi
 	rc=$?
 	line=$(grep '^mmkit-sodium: minisign\[' err)
