@@ -35,7 +35,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "mmkit.h"
+#include "shim.h"
 
 /*
  * The prototypes of OpenSSL 3's crypto.h.  With the header at hand the
@@ -44,60 +44,29 @@
 #if __has_include(<openssl/crypto.h>)
 #include <openssl/crypto.h>
 #endif
-#define EXPORT	__attribute__((visibility("default")))
 
-EXPORT int CRYPTO_secure_malloc_init(size_t size, size_t minsize);
-EXPORT int CRYPTO_secure_malloc_done(void);
-EXPORT int CRYPTO_secure_malloc_initialized(void);
-EXPORT void *CRYPTO_secure_malloc(size_t num, const char *file, int line);
-EXPORT void *CRYPTO_secure_zalloc(size_t num, const char *file, int line);
-EXPORT void CRYPTO_secure_free(void *ptr, const char *file, int line);
-EXPORT void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file, int line);
-EXPORT int CRYPTO_secure_allocated(const void *ptr);
-EXPORT size_t CRYPTO_secure_actual_size(void *ptr);
-EXPORT size_t CRYPTO_secure_used(void);
+SHIM_EXPORT int CRYPTO_secure_malloc_init(size_t size, size_t minsize);
+SHIM_EXPORT int CRYPTO_secure_malloc_done(void);
+SHIM_EXPORT int CRYPTO_secure_malloc_initialized(void);
+SHIM_EXPORT void *CRYPTO_secure_malloc(size_t num, const char *file, int line);
+SHIM_EXPORT void *CRYPTO_secure_zalloc(size_t num, const char *file, int line);
+SHIM_EXPORT void CRYPTO_secure_free(void *ptr, const char *file, int line);
+SHIM_EXPORT void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file, int line);
+SHIM_EXPORT int CRYPTO_secure_allocated(const void *ptr);
+SHIM_EXPORT size_t CRYPTO_secure_actual_size(void *ptr);
+SHIM_EXPORT size_t CRYPTO_secure_used(void);
 
 /*
- * Counted always (a few relaxed atomic adds), printed at exit with
- * MMKIT_STATS=1.  used and live also answer CRYPTO_secure_used() and
+ * used and live also answer CRYPTO_secure_used() and
  * CRYPTO_secure_malloc_done().
  */
-static struct {
-	unsigned long long allocs;	/* successful allocations */
-	unsigned long long bytes;	/* bytes asked for by them */
-	unsigned long long secretmem;	/* of those, in memfd_secret */
-	unsigned long long fallback;	/* of those, in the mlock fallback */
-	unsigned long long failed;	/* allocations that returned NULL */
-	unsigned long long live;	/* allocated and not freed */
-	unsigned long long used;	/* their bytes */
-	unsigned long long foreign;	/* frees passed on to libcrypto */
-} stats;
-
-static int stats_wanted;
-/* The process that loaded the shim: a forked child does not report its parent's counts. */
-static pid_t stats_pid;
-
-static void count(unsigned long long *counter, unsigned long long n)
-{
-	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
-}
-
-static void uncount(unsigned long long *counter, unsigned long long n)
-{
-	__atomic_fetch_sub(counter, n, __ATOMIC_RELAXED);
-}
-
-static unsigned long long counted(const unsigned long long *counter)
-{
-	return __atomic_load_n(counter, __ATOMIC_RELAXED);
-}
+static struct shim_stats stats;
+static unsigned long long used;		/* bytes of the live secrets */
+static unsigned long long foreign;	/* frees passed on to libcrypto */
 
 __attribute__((constructor)) static void stats_setup(void)
 {
-	const char *v = secure_getenv("MMKIT_STATS");
-
-	stats_wanted = v && !strcmp(v, "1");
-	stats_pid = getpid();
+	shim_stats_setup(&stats);
 }
 
 /*
@@ -106,30 +75,16 @@ __attribute__((constructor)) static void stats_setup(void)
  */
 __attribute__((destructor)) static void stats_report(void)
 {
-	char line[512];
-	int n;
+	char extra[96];
 
-	if (!stats_wanted || getpid() != stats_pid)
-		return;
-	n = snprintf(line, sizeof(line),
-		     "mmkit-openssl: %s[%d]: allocations=%llu bytes=%llu in_memfd_secret=%llu in_fallback=%llu failed=%llu live_at_exit=%llu live_bytes_at_exit=%llu non_secure_frees=%llu\n",
-		     program_invocation_short_name, (int)stats_pid, counted(&stats.allocs),
-		     counted(&stats.bytes), counted(&stats.secretmem), counted(&stats.fallback),
-		     counted(&stats.failed), counted(&stats.live), counted(&stats.used),
-		     counted(&stats.foreign));
-	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
-		return;
+	snprintf(extra, sizeof(extra), " live_bytes_at_exit=%llu non_secure_frees=%llu",
+		 shim_counted(&used), shim_counted(&foreign));
+	shim_stats_report(&stats, "mmkit-openssl", extra);
 }
 
 static void __attribute__((noreturn)) die(const char *fn, const void *p, const char *what)
 {
-	char msg[256];
-	int n;
-
-	n = snprintf(msg, sizeof(msg), "mmkit-openssl: %s(%p): %s; aborting\n", fn, p, what);
-	if (n > 0 && write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1) < 0)
-		abort();
-	abort();
+	shim_die("mmkit-openssl", fn, p, what);
 }
 
 /*
@@ -388,8 +343,8 @@ static void fork_handlers_register(void)
 static void secret_free(void *ptr, size_t n)
 {
 	held_remove((uintptr_t)ptr);
-	uncount(&stats.used, n);
-	uncount(&stats.live, 1);
+	shim_uncount(&used, n);
+	shim_uncount(&stats.live, 1);
 	mmkit_secret_free(ptr);
 }
 
@@ -429,7 +384,7 @@ int CRYPTO_secure_malloc_init(size_t size, size_t minsize)
  */
 int CRYPTO_secure_malloc_done(void)
 {
-	return counted(&stats.live) == 0;
+	return shim_counted(&stats.live) == 0;
 }
 
 void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
@@ -438,33 +393,19 @@ void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
 	/* OpenSSL's arena hands out its smallest block for 0 bytes; mmkit has no empty secrets. */
 	size_t size = num ? num : 1;
 	void *p;
-	int ret;
 
 	(void)file;
 	(void)line;
-	ret = mmkit_secret_alloc(&p, size, MMKIT_SECRET_REQUIRE_SECRETMEM);
-	if (!ret) {
-		count(&stats.secretmem, 1);
-	} else if (ret == -ENOSYS) {
-		/* No memfd_secret: the fallback, announced once on stderr by the library. */
-		ret = mmkit_secret_alloc(&p, size, 0);
-		if (!ret)
-			count(&stats.fallback, 1);
-	}
-	if (!ret) {
-		pthread_once(&fork_once, fork_handlers_register);
-		ret = held_add((uintptr_t)p, size);
-		if (ret)
-			mmkit_secret_free(p);
-	}
-	if (ret) {
-		count(&stats.failed, 1);
+	if (shim_secret_alloc(&stats, &p, size, 0))
+		return NULL;
+	shim_count(&used, size);
+	pthread_once(&fork_once, fork_handlers_register);
+	if (held_add((uintptr_t)p, size)) {
+		/* Counted as allocated by shim_secret_alloc(): counted as failed, too. */
+		secret_free(p, size);
+		shim_count(&stats.failed, 1);
 		return NULL;
 	}
-	count(&stats.allocs, 1);
-	count(&stats.bytes, num);
-	count(&stats.live, 1);
-	count(&stats.used, size);
 	return p;
 }
 
@@ -492,7 +433,7 @@ void CRYPTO_secure_free(void *ptr, const char *file, int line)
 	if (!crypto_free)
 		die("CRYPTO_secure_free", ptr, "not a secure allocation, and no libcrypto.so.3 "
 		    "is loaded to free it");
-	count(&stats.foreign, 1);
+	shim_count(&foreign, 1);
 	crypto_free(ptr, file, line);
 }
 
@@ -516,7 +457,7 @@ void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file, int line)
 	if (!crypto_clear_free)
 		die("CRYPTO_secure_clear_free", ptr, "not a secure allocation, and no "
 		    "libcrypto.so.3 is loaded to free it");
-	count(&stats.foreign, 1);
+	shim_count(&foreign, 1);
 	crypto_clear_free(ptr, num, file, line);
 }
 
@@ -533,5 +474,5 @@ size_t CRYPTO_secure_actual_size(void *ptr)
 
 size_t CRYPTO_secure_used(void)
 {
-	return counted(&stats.used);
+	return shim_counted(&used);
 }

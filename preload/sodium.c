@@ -25,9 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <mmkit.h>
-
-#define SHIM_EXPORT	__attribute__((visibility("default")))
+#include "shim.h"
 
 /* libsodium's declarations (sodium/utils.h), not included: no build dependency on it. */
 SHIM_EXPORT void *sodium_malloc(size_t size);
@@ -40,72 +38,20 @@ SHIM_EXPORT int sodium_mprotect_readwrite(void *ptr);
 /* What libsodium fills fresh allocations with, so reads of unset bytes show. */
 #define GARBAGE_BYTE	0xdb
 
-/*
- * Counted always (a few relaxed atomic adds), printed at exit with
- * MMKIT_STATS=1.  The counts are of sodium_malloc() calls, not of the
- * library's pages.
- */
-static struct {
-	unsigned long long allocs;	/* successful allocations */
-	unsigned long long bytes;	/* bytes asked for by them */
-	unsigned long long secretmem;	/* of those, in memfd_secret */
-	unsigned long long fallback;	/* of those, in the mlock fallback */
-	unsigned long long failed;	/* allocations that returned NULL */
-	unsigned long long live;	/* allocated and not freed */
-} stats;
-
-static int stats_wanted;
-/* The process that loaded the shim: a forked child does not report its parent's counts. */
-static pid_t stats_pid;
-
-static void count(unsigned long long *counter, long long n)
-{
-	__atomic_fetch_add(counter, (unsigned long long)n, __ATOMIC_RELAXED);
-}
-
-static unsigned long long counted(const unsigned long long *counter)
-{
-	return __atomic_load_n(counter, __ATOMIC_RELAXED);
-}
+static struct shim_stats stats;
 
 __attribute__((constructor)) static void stats_setup(void)
 {
-	const char *v = getenv("MMKIT_STATS");
-
-	stats_wanted = v && !strcmp(v, "1");
-	stats_pid = getpid();
+	shim_stats_setup(&stats);
 }
 
 __attribute__((destructor)) static void stats_report(void)
 {
-	char line[512];
-	int n;
-
-	if (!stats_wanted || getpid() != stats_pid)
-		return;
-	n = snprintf(line, sizeof(line),
-		     "mmkit-sodium: %s[%d]: allocations=%llu bytes=%llu in_memfd_secret=%llu in_fallback=%llu failed=%llu live_at_exit=%llu\n",
-		     program_invocation_short_name, (int)stats_pid, counted(&stats.allocs),
-		     counted(&stats.bytes), counted(&stats.secretmem), counted(&stats.fallback),
-		     counted(&stats.failed), counted(&stats.live));
-	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
-		return;
-}
-
-static void __attribute__((noreturn)) die(const char *fn, const void *p, const char *what)
-{
-	char msg[256];
-	int n;
-
-	n = snprintf(msg, sizeof(msg), "mmkit-sodium: %s(%p): %s; aborting\n", fn, p, what);
-	if (n > 0 && write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1) < 0)
-		abort();
-	abort();
+	shim_stats_report(&stats, "mmkit-sodium", "");
 }
 
 void *sodium_malloc(size_t size)
 {
-	const unsigned int flags = MMKIT_SECRET_END_AT_GUARD;
 	void *p;
 	int ret;
 
@@ -114,23 +60,11 @@ void *sodium_malloc(size_t size)
 	 * has no empty secrets, so one byte is allocated: the pointer is as
 	 * usable (freeable) and still one byte from a guard page.
 	 */
-	ret = mmkit_secret_alloc(&p, size ? size : 1, flags | MMKIT_SECRET_REQUIRE_SECRETMEM);
-	if (!ret) {
-		count(&stats.secretmem, 1);
-	} else if (ret == -ENOSYS) {
-		/* No memfd_secret: the fallback, announced once on stderr by the library. */
-		ret = mmkit_secret_alloc(&p, size ? size : 1, flags);
-		if (!ret)
-			count(&stats.fallback, 1);
-	}
+	ret = shim_secret_alloc(&stats, &p, size ? size : 1, MMKIT_SECRET_END_AT_GUARD);
 	if (ret) {
-		count(&stats.failed, 1);
 		errno = -ret;
 		return NULL;
 	}
-	count(&stats.allocs, 1);
-	count(&stats.bytes, (long long)size);
-	count(&stats.live, 1);
 	memset(p, GARBAGE_BYTE, size);
 	return p;
 }
@@ -139,7 +73,7 @@ void *sodium_allocarray(size_t n, size_t size)
 {
 	/* libsodium's own test, >= included: the product must stay below SIZE_MAX. */
 	if (n > 0 && size >= SIZE_MAX / n) {
-		count(&stats.failed, 1);
+		shim_count(&stats.failed, 1);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -158,9 +92,9 @@ void sodium_free(void *ptr)
 	 * corrupts the process.  Refusing it loudly is the safe reading.
 	 */
 	if (mmkit_secret_size(ptr, &size))
-		die("sodium_free", ptr,
+		shim_die("mmkit-sodium", "sodium_free", ptr,
 		    "not a live allocation of sodium_malloc() (freed already, or never allocated by it)");
-	count(&stats.live, -1);
+	shim_uncount(&stats.live, 1);
 	/* Checks the canary (damage aborts), wipes, and caches or unmaps the pages. */
 	mmkit_secret_free(ptr);
 }
