@@ -415,20 +415,32 @@ void *CRYPTO_secure_zalloc(size_t num, const char *file, int line)
 	return CRYPTO_secure_malloc(num, file, line);
 }
 
+/*
+ * Frees @ptr if it is a secret (NULL: nothing) and says so; aborts on a
+ * mistake with one of ours; 0 leaves a foreign pointer to libcrypto.
+ */
+static int secret_freed(void *ptr)
+{
+	size_t n;
+
+	if (!ptr)
+		return 1;
+	n = secret_size(ptr);
+	if (n) {
+		secret_free(ptr, n);
+		return 1;
+	}
+	refuse_own_mistake(ptr);
+	return 0;
+}
+
 void CRYPTO_secure_free(void *ptr, const char *file, int line)
 {
 	static void *cache;
 	crypto_free_fn *crypto_free;
-	size_t n;
 
-	if (!ptr)
+	if (secret_freed(ptr))
 		return;
-	n = secret_size(ptr);
-	if (n) {
-		secret_free(ptr, n);
-		return;
-	}
-	refuse_own_mistake(ptr);
 	crypto_free = (crypto_free_fn *)libcrypto_function(&cache, "CRYPTO_free");
 	if (!crypto_free)
 		die("CRYPTO_secure_free", ptr, "not a secure allocation, and no libcrypto.so.3 "
@@ -442,16 +454,9 @@ void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file, int line)
 {
 	static void *cache;
 	crypto_clear_free_fn *crypto_clear_free;
-	size_t n;
 
-	if (!ptr)
+	if (secret_freed(ptr))
 		return;
-	n = secret_size(ptr);
-	if (n) {
-		secret_free(ptr, n);
-		return;
-	}
-	refuse_own_mistake(ptr);
 	crypto_clear_free = (crypto_clear_free_fn *)libcrypto_function(&cache,
 									 "CRYPTO_clear_free");
 	if (!crypto_clear_free)

@@ -228,10 +228,10 @@ static void table_remove(struct large *slot)
 }
 
 /*
- * Takes the large range at @p out of the table into *@out; 0 if @p is not
- * one (then it is glibc's).
+ * Copies the large range at @p into *@out, taking it out of the table if
+ * @take; 0 if @p is not one (then it is glibc's).
  */
-static int take_large(const void *p, struct large *out)
+static int find_large(const void *p, struct large *out, int take)
 {
 	struct large *slot;
 
@@ -242,24 +242,9 @@ static int take_large(const void *p, struct large *out)
 	slot = table_find((uintptr_t)p);
 	if (slot) {
 		*out = *slot;
-		table_remove(slot);
+		if (take)
+			table_remove(slot);
 	}
-	unlock_table();
-	return slot != NULL;
-}
-
-/* Like take_large(), but the range stays in the table. */
-static int peek_large(const void *p, struct large *out)
-{
-	struct large *slot;
-
-	if (!p || ((uintptr_t)p & (page_size() - 1)) ||
-	    !__atomic_load_n(&have_large, __ATOMIC_ACQUIRE))
-		return 0;
-	lock_table();
-	slot = table_find((uintptr_t)p);
-	if (slot)
-		*out = *slot;
 	unlock_table();
 	return slot != NULL;
 }
@@ -461,7 +446,7 @@ EXPORT void free(void *p)
 
 	if (!perturb_on()) {
 		__libc_free(p);
-	} else if (take_large(p, &l)) {
+	} else if (find_large(p, &l, 1)) {
 		large_unmap(&l);
 	} else if (p) {
 		memset(p, freed_fill, glibc_usable_size(p));
@@ -553,7 +538,7 @@ EXPORT void *realloc(void *p, size_t size)
 		free(p);
 		return NULL;
 	}
-	if (peek_large(p, &l))
+	if (find_large(p, &l, 0))
 		return large_realloc(&l, size);
 	old = glibc_usable_size(p);
 	if (size < LARGE_MIN) {
@@ -624,7 +609,7 @@ EXPORT size_t malloc_usable_size(void *p)
 
 	if (!p)
 		return 0;
-	if (perturb_on() && peek_large(p, &l))
+	if (perturb_on() && find_large(p, &l, 0))
 		return l.cap;
 	return glibc_usable_size(p);
 }
