@@ -50,6 +50,16 @@
 		T_FAIL("%s == %s: %lld != %lld", #a, #b, a_, b_);	\
 } while (0)
 
+/* Every one of the @len bytes at @p is @v. */
+static inline void t_expect_bytes(const unsigned char *p, size_t len, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			T_FAIL("byte %zu of %zu is %#x, expected %#x", i, len, p[i], v);
+}
+
 /* A named check inside a test program, printed as it passes. */
 #define T_CASE(name)	printf("  %s\n", name)
 

@@ -35,15 +35,6 @@ static void *secret(size_t size, unsigned int flags)
 	return p;
 }
 
-static void expect_bytes(const unsigned char *p, size_t len, unsigned char v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			T_FAIL("byte %zu of %zu is %#x, expected %#x", i, len, p[i], v);
-}
-
 /* Must come first: the notice is printed once per process. */
 static void test_notice(void)
 {
@@ -86,7 +77,7 @@ static void test_round_trip(void)
 	int i;
 
 	T_CASE("round trip: 32 bytes written and read back, zeroed when new");
-	expect_bytes(p, 32, 0);
+	t_expect_bytes(p, 32, 0);
 	for (i = 0; i < 32; i++)
 		p[i] = (unsigned char)(i * 7 + 1);
 	for (i = 0; i < 32; i++)
@@ -128,13 +119,13 @@ static void test_sizes(void)
 				continue;
 			size[n] = v[j];
 			p[n] = secret(v[j], 0);
-			expect_bytes(p[n], size[n], 0);
+			t_expect_bytes(p[n], size[n], 0);
 			memset(p[n], (int)(n + 1), size[n]);
 			n++;
 		}
 	}
 	for (i = 0; i < n; i++)
-		expect_bytes(p[i], size[i], (unsigned char)(i + 1));
+		t_expect_bytes(p[i], size[i], (unsigned char)(i + 1));
 	for (i = 0; i < n; i++)
 		mmkit_secret_free(p[i]);
 }
@@ -214,9 +205,9 @@ static void test_wiped(void)
 	memset(p, 0xff, 32);
 	mmkit_secret_free(p);
 	/* The slot is 48 bytes: the secret and its canary. */
-	expect_bytes(p, 48, 0);
+	t_expect_bytes(p, 48, 0);
 	T_ASSERT(secret(32, 0) == p);
-	expect_bytes(p, 32, 0);
+	t_expect_bytes(p, 32, 0);
 	mmkit_secret_free(p);
 	mmkit_secret_free(q);
 
@@ -224,9 +215,9 @@ static void test_wiped(void)
 	p = secret(5000, 0);
 	memset(p, 0xee, 5000);
 	mmkit_secret_free(p);
-	expect_bytes(p, 5000, 0);
+	t_expect_bytes(p, 5000, 0);
 	T_ASSERT(secret(5000, 0) == p);
-	expect_bytes(p, 5000, 0);
+	t_expect_bytes(p, 5000, 0);
 	mmkit_secret_free(p);
 }
 
@@ -237,7 +228,7 @@ static void write_readonly(void *arg)
 	signal(SIGSEGV, SIG_DFL);
 	memset(p, 0x5a, 64);
 	T_EQ(mmkit_secret_protect(p, MMKIT_SECRET_READONLY), 0);
-	expect_bytes(p, 64, 0x5a);
+	t_expect_bytes(p, 64, 0x5a);
 	if (arg)
 		*(volatile unsigned char *)p = 1;
 	T_EQ(mmkit_secret_protect(p, MMKIT_SECRET_NOACCESS), 0);
@@ -261,7 +252,7 @@ static void test_protect(void)
 	memset(p, 1, 100);
 	T_EQ(mmkit_secret_protect(p, MMKIT_SECRET_NOACCESS), 0);
 	T_EQ(mmkit_secret_protect(p, MMKIT_SECRET_READWRITE), 0);
-	expect_bytes(p, 100, 1);
+	t_expect_bytes(p, 100, 1);
 	T_EQ(mmkit_secret_protect(p, 3), -EINVAL);
 	T_EQ(mmkit_secret_protect(p + 1, MMKIT_SECRET_READONLY), -EINVAL);
 	T_EQ(mmkit_secret_protect(pooled, MMKIT_SECRET_READONLY), -EINVAL);
@@ -295,16 +286,16 @@ static void test_end_at_guard(void)
 		mmkit_secret_free(secret(sizes[i], 0));
 		p = secret(sizes[i], MMKIT_SECRET_END_AT_GUARD);
 		T_EQ((uintptr_t)(p + sizes[i]) % page, 0);
-		expect_bytes(p, sizes[i], 0);
+		t_expect_bytes(p, sizes[i], 0);
 		memset(p, 0x77, sizes[i]);
 		T_EQ(mmkit_secret_size(p, &n), 0);
 		T_EQ(n, sizes[i]);
 		/* Page-granular without MMKIT_SECRET_PAGES. */
 		T_EQ(mmkit_secret_protect(p, MMKIT_SECRET_READONLY), 0);
-		expect_bytes(p, sizes[i], 0x77);
+		t_expect_bytes(p, sizes[i], 0x77);
 		mmkit_secret_free(p);
 		/* Freed and cached, still mapped: wiped. */
-		expect_bytes(p, sizes[i], 0);
+		t_expect_bytes(p, sizes[i], 0);
 	}
 	T_EQ(mmkit_secret_alloc((void **)&p, 0, MMKIT_SECRET_END_AT_GUARD), -EINVAL);
 	T_EQ(mmkit_secret_alloc((void **)&p, SIZE_MAX - 1, MMKIT_SECRET_END_AT_GUARD), -ENOMEM);
@@ -404,18 +395,18 @@ static void *thread_main(void *arg)
 		int k = rand_r(&seed) % LIVE;
 
 		if (p[k]) {
-			expect_bytes(p[k], size[k], tag[k]);
+			t_expect_bytes(p[k], size[k], tag[k]);
 			mmkit_secret_free(p[k]);
 		}
 		size[k] = (size_t)(rand_r(&seed) % 8 ? rand_r(&seed) % 200 + 1 : rand_r(&seed) % 9000 + 1);
 		p[k] = secret(size[k], 0);
-		expect_bytes(p[k], size[k], 0);
+		t_expect_bytes(p[k], size[k], 0);
 		tag[k] = (unsigned char)((uintptr_t)arg * 16 + (unsigned int)i % 16 + 1);
 		memset(p[k], tag[k], size[k]);
 	}
 	for (i = 0; i < LIVE; i++)
 		if (p[i]) {
-			expect_bytes(p[i], size[i], tag[i]);
+			t_expect_bytes(p[i], size[i], tag[i]);
 			mmkit_secret_free(p[i]);
 		}
 	return NULL;
@@ -566,7 +557,7 @@ static void refused_later(void *arg)
 		T_EQ(mmkit_secret_stats(&st), 0);
 		T_ASSERT(!strcmp(st.backend, "mlock"));
 		T_EQ(mmkit_secret_alloc(&q, 500, MMKIT_SECRET_REQUIRE_SECRETMEM), -ENOSYS);
-		expect_bytes(fresh, 500, 8);
+		t_expect_bytes(fresh, 500, 8);
 		mmkit_secret_free(fresh);
 	}
 	__atomic_store_n(&probing_stop, 1, __ATOMIC_RELEASE);
@@ -575,7 +566,7 @@ static void refused_later(void *arg)
 		T_FAIL("%s", (const char *)why);
 	printf("    %s\n", st.reason);
 	T_ASSERT(strstr(st.reason, "refused after working: EPERM"));
-	expect_bytes(old, 32, 7);
+	t_expect_bytes(old, 32, 7);
 	mmkit_secret_free(old);
 	fflush(NULL);
 }

@@ -29,15 +29,6 @@ static unsigned char *alloc(size_t size)
 	return p;
 }
 
-static void expect_bytes(const unsigned char *p, size_t len, unsigned char v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			T_FAIL("byte %zu of %zu is %#x, expected %#x", i, len, p[i], v);
-}
-
 static void expect_signal(void (*fn)(void *), void *arg, int sig, const char *what)
 {
 	int status = t_in_child(fn, arg);
@@ -88,7 +79,7 @@ static void poke(void *arg)
 	case WRITE_READONLY:
 		memset(p, 0x11, size);
 		T_EQ(sodium_mprotect_readonly(p), 0);
-		expect_bytes(p, size, 0x11);
+		t_expect_bytes(p, size, 0x11);
 		p[size - 1] = 0;
 		break;
 	case WRITE_ZERO_SIZE_PLUS_1:
@@ -108,7 +99,7 @@ static void test_fill_and_end(void)
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		unsigned char *p = alloc(sizes[i]);
 
-		expect_bytes(p, sizes[i], 0xdb);
+		t_expect_bytes(p, sizes[i], 0xdb);
 		T_EQ((uintptr_t)(p + sizes[i]) % page, 0);
 		memset(p, 0x42, sizes[i]);
 		sodium_free(p);
@@ -162,7 +153,7 @@ static void test_enomem(void)
 	p = sodium_allocarray(1000, 50);
 	T_ASSERT(p);
 	allocated++;
-	expect_bytes(p, 50000, 0xdb);
+	t_expect_bytes(p, 50000, 0xdb);
 	memset(p, 0, 50000);
 	sodium_free(p);
 }
@@ -180,7 +171,7 @@ static void test_mprotect(void)
 	memset(p, 0x33, 10000);
 	T_EQ(sodium_mprotect_noaccess(p), 0);
 	T_EQ(sodium_mprotect_readonly(p), 0);
-	expect_bytes(p, 10000, 0x33);
+	t_expect_bytes(p, 10000, 0x33);
 	T_EQ(sodium_mprotect_readwrite(p), 0);
 	memset(p, 0x44, 10000);
 	/* Freeing a protected allocation is allowed, as in libsodium. */
@@ -205,10 +196,10 @@ static void test_wiped(void)
 	p = alloc(100);
 	memset(p, 0x5a, 100);
 	sodium_free(p);
-	expect_bytes(p, 100, 0);
+	t_expect_bytes(p, 100, 0);
 	q = alloc(100);
 	T_ASSERT(q == p);
-	expect_bytes(q, 100, 0xdb);
+	t_expect_bytes(q, 100, 0xdb);
 	sodium_free(q);
 }
 
@@ -255,7 +246,7 @@ static void test_bad_frees_and_fork(void)
 	p = alloc(32);
 	memset(p, 0x77, 32);
 	expect_signal(read_parents, p, SIGSEGV, "child reads parent's secret");
-	expect_bytes(p, 32, 0x77);
+	t_expect_bytes(p, 32, 0x77);
 	sodium_free(p);
 }
 
@@ -272,7 +263,7 @@ static void *thread_main(void *arg)
 			memset(p[j], j, (size_t)(16 + 100 * j));
 		}
 		for (j = 0; j < 8; j++) {
-			expect_bytes(p[j], (size_t)(16 + 100 * j), (unsigned char)j);
+			t_expect_bytes(p[j], (size_t)(16 + 100 * j), (unsigned char)j);
 			sodium_free(p[j]);
 		}
 	}
