@@ -237,6 +237,41 @@ static double time_pairs(enum allocator a, size_t size, int live, double seconds
 static int worker_run(struct worker *w, const struct request *rq, struct reply *rp);
 static int cmp_double(const void *a, const void *b);
 
+/*
+ * Runs @fn in a fresh process, where it fills *@rp, and waits for it: the
+ * measurement starts from an allocator nobody has used.  -EPIPE when the
+ * child died before it replied.
+ */
+static int in_fresh_process(void (*fn)(const void *arg, struct reply *rp), const void *arg,
+			    struct reply *rp)
+{
+	int up[2], status, err;
+	pid_t pid;
+
+	memset(rp, 0, sizeof(*rp));
+	if (pipe(up))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(up[0]);
+		close(up[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(up[0]);
+		fn(arg, rp);
+		_exit(write(up[1], rp, sizeof(*rp)) != sizeof(*rp));
+	}
+	close(up[1]);
+	if (read(up[0], rp, sizeof(*rp)) != sizeof(*rp))
+		rp->err = -EPIPE;
+	close(up[0]);
+	waitpid(pid, &status, 0);
+	return rp->err;
+}
+
 #include "secret-scale.h"
 
 static void worker_main(enum allocator a, int in, int out)
@@ -327,49 +362,40 @@ static size_t pow2_at_least(size_t n)
 	return p;
 }
 
-/* In a fresh process: what 1000 live secrets of @size cost. */
+struct space_args {
+	enum allocator a;
+	size_t size;
+};
+
+/* What 1000 live secrets of a size cost, measured in a fresh process. */
+static void space_in_child(const void *arg, struct reply *rp)
+{
+	const struct space_args *sa = arg;
+	static void *p[LIVE];
+	long long pages0, locked0;
+	int i;
+
+	/* Twice: the first call pays for stdio's and malloc's own start. */
+	footprint(&pages0, &locked0);
+	footprint(&pages0, &locked0);
+	rp->err = setup(sa->a, 2 * pow2_at_least(LIVE * pow2_at_least(sa->size)));
+	for (i = 0; !rp->err && i < LIVE; i++) {
+		p[i] = alloc(sa->a, sa->size);
+		if (!p[i])
+			rp->err = alloc_error;
+		else
+			memset(p[i], 0x5a, sa->size);
+	}
+	footprint(&rp->pages, &rp->locked_kib);
+	rp->pages -= pages0;
+	rp->locked_kib -= locked0;
+}
+
 static int measure_space(enum allocator a, size_t size, struct reply *rp)
 {
-	long long pages0, locked0;
-	int up[2], status;
-	pid_t pid;
+	const struct space_args sa = { a, size };
 
-	memset(rp, 0, sizeof(*rp));
-	if (pipe(up))
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		static void *p[LIVE];
-		int i;
-
-		close(up[0]);
-		/* Twice: the first call pays for stdio's and malloc's own start. */
-		footprint(&pages0, &locked0);
-		footprint(&pages0, &locked0);
-		rp->err = setup(a, 2 * pow2_at_least(LIVE * pow2_at_least(size)));
-		for (i = 0; !rp->err && i < LIVE; i++) {
-			p[i] = alloc(a, size);
-			if (!p[i])
-				rp->err = alloc_error;
-			else
-				memset(p[i], 0x5a, size);
-		}
-		footprint(&rp->pages, &rp->locked_kib);
-		rp->pages -= pages0;
-		rp->locked_kib -= locked0;
-		if (write(up[1], rp, sizeof(*rp)) != sizeof(*rp))
-			_exit(1);
-		_exit(0);
-	}
-	close(up[1]);
-	if (read(up[0], rp, sizeof(*rp)) != sizeof(*rp))
-		rp->err = -EPIPE;
-	close(up[0]);
-	waitpid(pid, &status, 0);
-	return rp->err;
+	return in_fresh_process(space_in_child, &sa, rp);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -147,45 +147,40 @@ static double time_bulk(enum allocator a, int n, double t0)
 /* The arena OpenSSL's secure heap needs for the largest bulk round. */
 #define SCALE_ARENA	((size_t)8 << 20)
 
-/* In a fresh process: the first bulk round of @n, set-up included, then a second. */
+struct bulk_args {
+	enum allocator a;
+	int n;
+};
+
+/* The first bulk round, set-up included, then a second; in a fresh process. */
+static void bulk_in_child(const void *arg, struct reply *rp)
+{
+	const struct bulk_args *ba = arg;
+	struct rusage ru0, ru1;
+	double t0 = now();
+
+	getrusage(RUSAGE_SELF, &ru0);
+	rp->err = setup(ba->a, SCALE_ARENA);
+	if (rp->err)
+		return;
+	rp->ns_per_pair = time_bulk(ba->a, ba->n, t0);
+	getrusage(RUSAGE_SELF, &ru1);
+	rp->pages = ru1.ru_minflt - ru0.ru_minflt;
+	rp->ns_warm = rp->ns_per_pair < 0 ? -1 : time_bulk(ba->a, ba->n, now());
+	if (rp->ns_warm < 0)
+		rp->err = alloc_error ? alloc_error : -ENOMEM;
+}
+
 static int measure_bulk(enum allocator a, int n, double *cold, double *warm, long long *faults)
 {
-	int up[2], status;
-	struct reply rp = { 0 };
-	pid_t pid;
+	const struct bulk_args ba = { a, n };
+	struct reply rp;
+	int err = in_fresh_process(bulk_in_child, &ba, &rp);
 
-	if (pipe(up))
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		struct rusage ru0, ru1;
-		double t0 = now();
-
-		close(up[0]);
-		getrusage(RUSAGE_SELF, &ru0);
-		rp.err = setup(a, SCALE_ARENA);
-		if (!rp.err) {
-			rp.ns_per_pair = time_bulk(a, n, t0);
-			getrusage(RUSAGE_SELF, &ru1);
-			rp.pages = ru1.ru_minflt - ru0.ru_minflt;
-			rp.ns_warm = rp.ns_per_pair < 0 ? -1 : time_bulk(a, n, now());
-			if (rp.ns_warm < 0)
-				rp.err = alloc_error ? alloc_error : -ENOMEM;
-		}
-		_exit(write(up[1], &rp, sizeof(rp)) != sizeof(rp));
-	}
-	close(up[1]);
-	if (read(up[0], &rp, sizeof(rp)) != sizeof(rp))
-		rp.err = -EPIPE;
-	close(up[0]);
-	waitpid(pid, &status, 0);
 	*cold = rp.ns_per_pair;
 	*warm = rp.ns_warm;
 	*faults = rp.pages;
-	return rp.err;
+	return err;
 }
 
 #define FLOOR_PAGES	256
