@@ -133,20 +133,6 @@ static size_t secret_size(const void *ptr)
 }
 
 /*
- * A pointer into mmkit's secret memory that is not a live secret (freed
- * already, or inside one) is a mistake of the program's: mmkit_secret_free()
- * names it and aborts, as OpenSSL's heap asserts.  Handed to CRYPTO_free()
- * it would crash in free() without a word.
- */
-static void refuse_own_mistake(void *ptr)
-{
-	size_t n;
-
-	if (mmkit_secret_size(ptr, &n) == -EINVAL)
-		mmkit_secret_free(ptr);
-}
-
-/*
  * Fork.  mmkit hands no secret down to a child: there the parent's are
  * PROT_NONE (memfd_secret pages cannot be copied, and mmkit will not
  * copy them).  A child of a program using OpenSSL's heap has a copy of
@@ -416,22 +402,27 @@ void *CRYPTO_secure_zalloc(size_t num, const char *file, int line)
 }
 
 /*
- * Frees @ptr if it is a secret (NULL: nothing) and says so; aborts on a
- * mistake with one of ours; 0 leaves a foreign pointer to libcrypto.
+ * Frees @ptr if it is a secret (NULL: nothing) and says so; 0 leaves a
+ * foreign pointer to libcrypto.  A pointer into mmkit's secret memory that
+ * is not a live secret (freed already, or inside one) is a mistake of the
+ * program's: mmkit_secret_free() names it and aborts, as OpenSSL's heap
+ * asserts; handed to CRYPTO_free() it would crash in free() without a word.
  */
 static int secret_freed(void *ptr)
 {
 	size_t n;
+	int ret;
 
 	if (!ptr)
 		return 1;
-	n = secret_size(ptr);
-	if (n) {
+	ret = mmkit_secret_size(ptr, &n);
+	if (ret == -EINVAL)
+		mmkit_secret_free(ptr);
+	else if (ret)
+		return 0;
+	else
 		secret_free(ptr, n);
-		return 1;
-	}
-	refuse_own_mistake(ptr);
-	return 0;
+	return 1;
 }
 
 void CRYPTO_secure_free(void *ptr, const char *file, int line)
