@@ -85,7 +85,17 @@ static int secretmem_fits(size_t len)
 	return m.locked + S.bytes_locked + len <= m.limit ? 0 : -ENOMEM;
 }
 
-void secret__choose_backend(void)
+/*
+ * A refusal (no memfd_secret in the kernel, or a policy forbidding it)
+ * decides for good; any other failure (out of descriptors or memory) is
+ * passing and decides nothing: the next call asks again.
+ */
+static int refused(int err)
+{
+	return err == -ENOSYS || err == -EPERM || err == -EACCES;
+}
+
+int secret__choose_backend(void)
 {
 	const char *force = secure_getenv("MMKIT_SECRET_BACKEND");
 	const char *require = secure_getenv("MMKIT_SECRET_REQUIRE");
@@ -98,13 +108,15 @@ void secret__choose_backend(void)
 		S.required_by = "MMKIT_SECRET_BACKEND=memfd_secret";
 	if (force && !strcmp(force, "mlock")) {
 		fall_back("MMKIT_SECRET_BACKEND=mlock: memfd_secret not tried");
-		return;
+		return 0;
 	}
 	fd = sys_memfd_secret(O_CLOEXEC);
+	if (fd < 0 && !refused(fd))
+		return fd;
 	if (fd < 0) {
 		describe_refusal(why, sizeof(why), "memfd_secret", fd);
 		fall_back(why);
-		return;
+		return 0;
 	}
 	S.charged_at_fault = !secretmem_charges_at_mmap(fd);
 	sys_close(fd);
@@ -112,6 +124,7 @@ void secret__choose_backend(void)
 	snprintf(S.reason, sizeof(S.reason), "memfd_secret(2) works: pages leave the kernel direct map%s",
 		 force && strcmp(force, "memfd_secret") ?
 		 " (MMKIT_SECRET_BACKEND value not understood: ignored)" : "");
+	return 0;
 }
 
 /* Turns [addr, addr + len) back into a guard reservation, atomically. */
@@ -220,7 +233,7 @@ int secret__map(void *addr, size_t len, int *lost)
 	 * security policy installed since): fall back once, for good; the
 	 * caller sees -ENOSYS and retries if the fallback is allowed.
 	 */
-	if (S.backend == BACKEND_SECRETMEM && (ret == -ENOSYS || ret == -EPERM || ret == -EACCES)) {
+	if (S.backend == BACKEND_SECRETMEM && refused(ret)) {
 		char why[160];
 
 		describe_refusal(why, sizeof(why), "memfd_secret refused after working", ret);

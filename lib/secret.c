@@ -35,13 +35,13 @@ static void init(void)
 {
 	S.page = sys_page_size();
 	secret__pool_init();
-	secret__choose_backend();
 }
 
 /*
  * The parts of the set-up that can fail are tried again at the next call
  * until they succeed: a passing failure (getrandom, memory for the fork
- * handlers) must not leave the allocator unusable for the process.
+ * handlers, descriptors for the first memfd_secret) must not leave the
+ * allocator unusable, or on the fallback, for the process.
  */
 static int ensure_init(void)
 {
@@ -56,6 +56,10 @@ static int ensure_init(void)
 		if (!S.atfork_done) {
 			ret = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 			S.atfork_done = !ret;
+		}
+		if (!ret && !S.backend_done) {
+			ret = secret__choose_backend();
+			S.backend_done = !ret;
 		}
 		if (!ret)
 			ret = secret__cache_init();

@@ -125,6 +125,7 @@ struct secret_state {
 	pthread_once_t once;
 	int init_done;			/* the canary key and the fork handlers are set */
 	int atfork_done;
+	int backend_done;		/* the backend is decided, for good */
 	enum secret_backend backend;
 	const char *required_by;	/* the variable that forbids the fallback */
 	char reason[MMKIT_REASON_MAX];
@@ -171,8 +172,8 @@ extern struct secret_state S;
 
 /* secret-mem.c */
 const char *secret__errname(int err);
-/* Decides, once, between memfd_secret and the fallback. */
-void secret__choose_backend(void);
+/* Decides between memfd_secret and the fallback: 0, or -errno and nothing decided. */
+int secret__choose_backend(void);
 /*
  * Maps secret pages over the guard reservation [addr, addr + len).  On
  * failure the guard is put back; *lost tells when even that failed.
