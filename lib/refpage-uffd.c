@@ -585,6 +585,9 @@ static void uffd_destroy(struct mmkit_refpage *rp)
 /*
  * Registers [addr, addr + len) and remembers it, under uffd_lock.  A
  * caller that blocks SIGBUS would die on its first untouched page: -EINVAL.
+ * What the table still holds there is stale (a range unmapped with plain
+ * munmap(2), its address reused): forgotten first, or its pattern would be
+ * served in the new range and its object's destroy would unregister it.
  */
 static int uffd_track(struct mmkit_refpage *rp, void *addr, size_t len)
 {
@@ -594,6 +597,8 @@ static int uffd_track(struct mmkit_refpage *rp, void *addr, size_t len)
 		return ret > 0 ? -EINVAL : ret;
 	pthread_mutex_lock(&uffd_lock);
 	ret = uffd_register((uintptr_t)addr, len);
+	if (!ret)
+		ret = slot_remove((uintptr_t)addr, (uintptr_t)addr + len);
 	if (!ret)
 		ret = slot_add((uintptr_t)addr, (uintptr_t)addr + len, rp->batch_src);
 	pthread_mutex_unlock(&uffd_lock);

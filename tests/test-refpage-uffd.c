@@ -324,6 +324,30 @@ static void blocked_sigbus(void *arg)
 	mmkit_refpage_destroy(rp);
 }
 
+/*
+ * A range unmapped with plain munmap(2), then mapped again at the same
+ * address and attached to another object: the new object's pattern is
+ * served there, and destroying the old object leaves the range registered.
+ */
+static void reuse_after_plain_munmap(void *arg)
+{
+	static const unsigned char other[16] = { 0x55, 0x66 };
+	struct mmkit_refpage *old = create(pattern, 16), *new = create(other, 16);
+	unsigned char *p = map(old, 4 * page);
+	void *q;
+
+	(void)arg;
+	T_EQ(munmap(p, 4 * page), 0);
+	q = mmap(p, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	T_ASSERT(q == p);
+	T_EQ(mmkit_refpage_attach(new, p, 4 * page), 0);
+	T_EQ(memcmp(p + page, other, 16), 0);
+	mmkit_refpage_destroy(old);
+	T_EQ(memcmp(p + 2 * page, other, 16), 0);
+	T_EQ(mmkit_refpage_unmap(new, p, 4 * page), 0);
+	mmkit_refpage_destroy(new);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void *);
@@ -334,6 +358,8 @@ static const struct {
 	  default_put_back },
 	{ "objects destroyed and created while other threads fault", destroy_under_faults },
 	{ "a thread blocking SIGBUS: map, attach and remap fail with EINVAL", blocked_sigbus },
+	{ "a range munmap'ed and attached again: the new pattern, kept after the old object goes",
+	  reuse_after_plain_munmap },
 };
 
 int main(void)
