@@ -24,7 +24,10 @@
 #define DEAD_WRITER_NS		1000000000ull
 /* Reads again at once (after sched_yield()) this many times before sleeping. */
 #define BACKOFF_YIELDS		8
-/* Most entries taken from another process: bounds what its header makes us allocate. */
+/*
+ * Most entries taken from another process, in all its registries: bounds
+ * what their headers make us allocate (a hostile process can hold many).
+ */
 #define REGISTRY_MAX_ENTRIES	(1u << 20)
 
 /* An array of named ranges, sorted by start, not overlapping. */
@@ -47,6 +50,27 @@ static size_t entries_sane(struct mmkit__name_range *e, size_t n)
 		e[k++] = e[i];
 	}
 	return k;
+}
+
+/*
+ * The @n entries at @e that pass entries_sane() into *@out, in memory of
+ * their size: the bound on entries read counts those kept, so entries
+ * dropped must not stay allocated.
+ */
+static ssize_t entries_keep(struct mmkit__name_range *e, size_t n, struct mmkit__name_range **out)
+{
+	struct mmkit__name_range *smaller;
+	size_t k = entries_sane(e, n);
+
+	if (!k) {
+		free(e);
+		e = NULL;
+	} else if (k < n) {
+		smaller = mmkit__reallocarray(e, k, sizeof(*e));
+		e = smaller ? smaller : e;
+	}
+	*out = e;
+	return (ssize_t)k;
 }
 
 /*
@@ -87,7 +111,8 @@ static void ask_pause(int fd, uint64_t read_ns)
  * with -EAGAIN after READ_DEADLINE_NS.  A file that is not a registry of
  * this version holds no names for us.
  */
-static ssize_t registry_read(int fd, struct mmkit__name_range **out)
+/* -E2BIG: the header claims more than @room entries. */
+static ssize_t registry_read(int fd, size_t room, struct mmkit__name_range **out)
 {
 	struct mmkit__registry_header h, again;
 	struct mmkit__name_range *e = NULL;
@@ -106,8 +131,10 @@ static ssize_t registry_read(int fd, struct mmkit__name_range **out)
 		if (n < 0)
 			return n;
 		if ((size_t)n < sizeof(h) || h.magic != MMKIT__REGISTRY_MAGIC ||
-		    h.version != MMKIT__REGISTRY_VERSION || h.count > REGISTRY_MAX_ENTRIES)
+		    h.version != MMKIT__REGISTRY_VERSION)
 			return 0;
+		if (h.count > room)
+			return -E2BIG;
 		dead = 0;
 		if (h.seq & 1) {
 			if (h.seq != odd_seq) {
@@ -145,8 +172,7 @@ static ssize_t registry_read(int fd, struct mmkit__name_range **out)
 				continue;
 			}
 		}
-		*out = e;
-		return (ssize_t)entries_sane(e, h.count);
+		return entries_keep(e, h.count, out);
 	}
 }
 
@@ -411,6 +437,7 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
 struct pid_read {
 	struct seen seen;
 	struct table *regs;
+	size_t entries;		/* allocated for so far, at most REGISTRY_MAX_ENTRIES */
 	struct mmkit__names_stats *stats;
 };
 
@@ -434,10 +461,15 @@ static int read_one(int fd_dir, const char *name, void *arg)
 		return -ENOMEM;
 	}
 	r->regs = bigger;
-	got = registry_read(fd, &e);
+	got = registry_read(fd, REGISTRY_MAX_ENTRIES - r->entries, &e);
 	sys_close(fd);
+	if (got == -E2BIG) {
+		r->stats->too_big++;
+		return 0;
+	}
 	if (got < 0)
 		return (int)got;
+	r->entries += (size_t)got;
 	r->regs[r->stats->registries++] = (struct table){ e, (size_t)got };
 	return 0;
 }
@@ -449,7 +481,7 @@ static int read_one(int fd_dir, const char *name, void *arg)
 static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range **out,
 				 struct mmkit__names_stats *stats)
 {
-	struct pid_read r = { { NULL, 0, 0 }, NULL, stats };
+	struct pid_read r = { { NULL, 0, 0 }, NULL, 0, stats };
 	char path[64];
 	ssize_t got = 0;
 	int dfd, ret;

@@ -76,6 +76,7 @@ struct mmkit__names_stats {
 	size_t registries;	/* distinct registry files read */
 	size_t duplicates;	/* more descriptors of a file read already: skipped */
 	size_t decoys;		/* links that read like a registry's, not a memfd: skipped */
+	size_t too_big;		/* registries past the bound on entries read in all: skipped */
 };
 
 /* mmkit__names_get(), telling in *@stats what it met. */

@@ -4,7 +4,8 @@
  * through 10 descriptors, two large registries to merge (and the rule they
  * merge by: the later overrides the earlier where they overlap, checked
  * against mmkit__ranges_set(), which wrote that rule first), a writer
- * renaming in a loop, a writer that died mid-update.  Each read
+ * renaming in a loop, a writer that died mid-update, registries so large
+ * that together they pass the reader's bound on entries.  Each read
  * runs under alarm() and its time is printed; a read slower than
  * READ_LIMIT_MS fails (it was 6.8 s for 60,000 names through 10
  * descriptors when each descriptor was read again and merged entry by
@@ -26,6 +27,8 @@
 #define SMALL_NAMES	40
 #define BUSY_NAMES	60000
 #define BUSY_READS	100
+/* Two of these pass the reader's bound of 2^20 entries in all; one does not. */
+#define HUGE_NAMES	600000
 #define READ_LIMIT_MS	2000
 #define READ_SECONDS	60
 
@@ -39,6 +42,7 @@ struct setup {
 	int extra;		/* more registries (memfds written here) over the first */
 	int busy;		/* a thread renames page 0 in a loop */
 	int dead;		/* seq left odd, as by a writer that died mid-update */
+	int huge;		/* more registries of HUGE_NAMES entries each, far from mem */
 	pid_t pid;
 };
 
@@ -91,6 +95,36 @@ static int write_registry(const struct setup *s, int r, int after_fd)
 	return moved;
 }
 
+/* A registry of HUGE_NAMES one-page ranges a page apart, from @base; after @after_fd. */
+static int write_huge_registry(uint64_t base, int after_fd)
+{
+	struct {
+		struct mmkit__registry_header h;
+		struct mmkit__name_range e[];
+	} *r;
+	size_t len = sizeof(*r) + HUGE_NAMES * sizeof(r->e[0]), i;
+	int fd, moved;
+
+	r = calloc(1, len);
+	T_ASSERT(r);
+	r->h.magic = MMKIT__REGISTRY_MAGIC;
+	r->h.version = MMKIT__REGISTRY_VERSION;
+	r->h.count = HUGE_NAMES;
+	for (i = 0; i < HUGE_NAMES; i++) {
+		r->e[i].start = base + 2 * i * page;
+		r->e[i].end = r->e[i].start + page;
+		strcpy(r->e[i].name, "huge");
+	}
+	fd = memfd_create(MMKIT__REGISTRY_NAME, MFD_CLOEXEC);
+	T_ASSERT(fd >= 0);
+	moved = fcntl(fd, F_DUPFD_CLOEXEC, after_fd + 1);
+	T_ASSERT(moved > after_fd);
+	close(fd);
+	T_EQ(write(moved, r, len), (ssize_t)len);
+	free(r);
+	return moved;
+}
+
 /* The registry header of this process, mapped. */
 static struct mmkit__registry_header *registry_header(void)
 {
@@ -133,6 +167,8 @@ static void target(void *arg)
 		T_ASSERT(dup(fd) >= 0);
 	for (k = 1; k <= s->extra; k++)
 		fd = write_registry(s, k, fd);
+	for (k = 0; k < s->huge; k++)
+		fd = write_huge_registry((uint64_t)(k + 1) << 44, fd);
 	if (s->busy)
 		T_EQ(pthread_create(&thread, NULL, renamer, (void *)s), 0);
 	if (s->dead)
@@ -181,8 +217,17 @@ static void reader(void *arg)
 	fflush(stdout);
 	if (ms > READ_LIMIT_MS)
 		T_FAIL("reading took %.0f ms (limit %d ms)", ms, READ_LIMIT_MS);
-	T_EQ(stats.registries, 1 + s->extra);
 	T_EQ(stats.duplicates, s->dup_fds - 1);
+	if (s->huge) {
+		/* The library's and the first huge one fit the bound; the others do not. */
+		T_EQ(stats.registries, 2);
+		T_EQ(stats.too_big, s->huge - 1);
+		T_EQ(n, s->pages + HUGE_NAMES);
+		free(e);
+		return;
+	}
+	T_EQ(stats.registries, 1 + s->extra);
+	T_EQ(stats.too_big, 0);
 	if (!s->extra) {
 		T_EQ(n, s->pages);
 	} else if (s->pages <= SMALL_NAMES) {
@@ -254,6 +299,7 @@ int main(void)
 	struct setup merge = { .pages = MERGE_NAMES, .dup_fds = 1, .extra = 1 };
 	struct setup busy = { .pages = BUSY_NAMES, .dup_fds = 1, .busy = 1 };
 	struct setup dead = { .pages = BUSY_NAMES, .dup_fds = 1, .dead = 1 };
+	struct setup huge = { .pages = SMALL_NAMES, .dup_fds = 1, .huge = 3 };
 	struct mmkit__registry_header *h;
 	struct mmkit_features f;
 	char *p;
@@ -273,6 +319,9 @@ int main(void)
 	read_target(&busy);
 	T_CASE("seq left odd by a writer that died: read anyway, in time");
 	read_target(&dead);
+
+	T_CASE("three more registries of 600,000 names: the reader keeps 2^20 entries at most");
+	read_target(&huge);
 
 	T_CASE("seq left odd: the next update leaves it even");
 	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
