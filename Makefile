@@ -289,8 +289,10 @@ cross-aarch64: FORCE
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
 # The real-kernel tier under QEMU: Debian's 6.1 kernels (amd64, arm64) and
-# one built from linux-source-6.1 with ANON_VMA_NAME, KASAN and lockdep.
-KERNEL_TIERS	?= debian-amd64 debian-arm64 debian612-amd64 custom-amd64 custom612-amd64
+# one built from linux-source-6.1 with ANON_VMA_NAME, KASAN and lockdep;
+# bench-amd64, the same without the debugging, runs the naming benchmark.
+KERNEL_TIERS	?= debian-amd64 debian-arm64 debian612-amd64 custom-amd64 custom612-amd64 \
+		   bench-amd64
 
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)
