@@ -44,12 +44,12 @@ _mmkit()
 			# taking a number get none.
 			case ${operands[0]-}:$prev in
 			*:--vmas | *:--forks | *:--iterations | *:--rounds | *:--cap | *:--shim | \
-			*:--size | *:--accesses | *:--seed) ;;
+			*:--size | *:--accesses | *:--seed | *:--secrets) ;;
 			:*)		words="$benches --help -h" ;;
 			lock:*)		words="--json --size --accesses --seed --rounds --cold --quick --help -h" ;;
 			names:*)	words="--json --vmas --forks --help -h" ;;
 			refpage:*)	words="--json --iterations --help -h" ;;
-			secret:*)	words="--json --rounds --help -h" ;;
+			secret:*)	words="--json --rounds --direct-map --secrets --quick --help -h" ;;
 			sodium:*)	words="--rounds --cap --shim --help -h" ;;
 			esac ;;
 		run)
