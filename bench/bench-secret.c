@@ -273,6 +273,7 @@ static int in_fresh_process(void (*fn)(const void *arg, struct reply *rp), const
 }
 
 #include "secret-scale.h"
+#include "secret-direct-map.h"
 
 static void worker_main(enum allocator a, int in, int out)
 {
@@ -420,6 +421,9 @@ int main(int argc, char **argv)
 	int json = 0, rounds = 9, comparable, r, i, k, a, b;
 	size_t s;
 
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--direct-map"))
+			return direct_map_main(argc, argv);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
@@ -436,7 +440,9 @@ int main(int argc, char **argv)
 				"  alone and with %d others live, and pages per 1000 live secrets;\n"
 				"  1, 2, 4, 8 threads with %d live each; bulk rounds of 10,000 and\n"
 				"  200,000 live, warm and cold:\n"
-				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n", BACKGROUND,
+				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n"
+				"       mmkit bench secret --direct-map [--secrets N] [--rounds N] [--quick] [--json]\n"
+				"  the kernel's direct map split by N live secrets (--direct-map --help)\n", BACKGROUND,
 				SCALE_LIVE);
 			return !strcmp(argv[i], "--help") ? 0 : 2;
 		}

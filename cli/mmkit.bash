@@ -9,7 +9,7 @@
 _mmkit()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="probe maps secrets memlock bench run" benches="names refpage secret sodium"
+	local commands="probe maps secrets memlock bench run" benches="lock names refpage secret sodium"
 	local cmd=${COMP_WORDS[1]} operands=() words="" i
 
 	COMPREPLY=()
@@ -43,11 +43,13 @@ _mmkit()
 			# The options after NAME are the benchmark's own; those
 			# taking a number get none.
 			case ${operands[0]-}:$prev in
-			*:--vmas | *:--forks | *:--iterations | *:--rounds | *:--cap | *:--shim) ;;
+			*:--vmas | *:--forks | *:--iterations | *:--rounds | *:--cap | *:--shim | \
+			*:--size | *:--accesses | *:--seed | *:--secrets) ;;
 			:*)		words="$benches --help -h" ;;
+			lock:*)		words="--json --size --accesses --seed --rounds --cold --quick --help -h" ;;
 			names:*)	words="--json --vmas --forks --help -h" ;;
 			refpage:*)	words="--json --iterations --help -h" ;;
-			secret:*)	words="--json --rounds --help -h" ;;
+			secret:*)	words="--json --rounds --direct-map --secrets --quick --help -h" ;;
 			sodium:*)	words="--rounds --cap --shim --help -h" ;;
 			esac ;;
 		run)
