@@ -45,7 +45,7 @@ _mmkit()
 			case ${operands[0]-}:$prev in
 			*:--vmas | *:--forks | *:--iterations | *:--rounds | *:--cap | *:--shim) ;;
 			:*)		words="$benches --help -h" ;;
-			names:*)	words="--json --vmas --forks --help -h" ;;
+			names:*)	words="--json --quick --vmas --forks --help -h" ;;
 			refpage:*)	words="--json --iterations --help -h" ;;
 			secret:*)	words="--json --rounds --help -h" ;;
 			sodium:*)	words="--rounds --cap --shim --help -h" ;;
