@@ -46,7 +46,7 @@ _mmkit()
 			*:--vmas | *:--forks | *:--iterations | *:--rounds | *:--cap | *:--shim) ;;
 			:*)		words="$benches --help -h" ;;
 			names:*)	words="--json --quick --vmas --forks --help -h" ;;
-			refpage:*)	words="--json --iterations --help -h" ;;
+			refpage:*)	words="--json --quick --iterations --help -h" ;;
 			secret:*)	words="--json --rounds --help -h" ;;
 			sodium:*)	words="--rounds --cap --shim --help -h" ;;
 			esac ;;
