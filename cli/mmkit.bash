@@ -47,7 +47,7 @@ _mmkit()
 			:*)		words="$benches --help -h" ;;
 			names:*)	words="--json --quick --vmas --forks --help -h" ;;
 			refpage:*)	words="--json --quick --iterations --help -h" ;;
-			secret:*)	words="--json --rounds --help -h" ;;
+			secret:*)	words="--json --quick --rounds --help -h" ;;
 			sodium:*)	words="--rounds --cap --shim --help -h" ;;
 			esac ;;
 		run)

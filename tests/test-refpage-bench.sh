@@ -48,6 +48,12 @@ import json, sys
 p = json.load(sys.stdin)["parameters"]
 assert p["quick"] is True and p["iterations"] == 5, p
 ' || fail "bench refpage --quick is not 5 iterations"
+"$mmkit" bench refpage --iterations 2 --quick --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["parameters"]["iterations"] == 2, d["parameters"]
+assert {r["metrics"]["time"]["n"] for r in d["rows"] if r["table"] == "touch" and r["available"]} == {2}
+' || fail "bench refpage --iterations 2 --quick is not 2 iterations"
 "$mmkit" bench refpage --iterations 2 2>/dev/null | grep -q '^memfd  *4096 ' ||
 	fail "bench refpage has no memfd row"
 for bad in "--iterations" "--iterations 0" "--iterations x" "--quick x" "--bogus"; do
