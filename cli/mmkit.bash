@@ -48,7 +48,7 @@ _mmkit()
 			names:*)	words="--json --quick --vmas --forks --help -h" ;;
 			refpage:*)	words="--json --quick --iterations --help -h" ;;
 			secret:*)	words="--json --quick --rounds --help -h" ;;
-			sodium:*)	words="--rounds --cap --shim --help -h" ;;
+			sodium:*)	words="--json --quick --rounds --cap --shim --help -h" ;;
 			esac ;;
 		run)
 			# After PROGRAM, the words are the program's.
