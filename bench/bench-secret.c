@@ -542,10 +542,10 @@ int main(int argc, char **argv)
 			if (!not_built[a])
 				measure_space(a, sizes[s], &space[a][s]);
 	for (r = 0; r < rounds; r++) {
-		progress("round %d of %d", r + 1, rounds);
 		for (s = 0; s < NSIZES; s++)
 			for (b = 0; b < NBG; b++)
 				for (k = 0; k < NALLOC; k++) {
+					progress("round %d of %d: %zu B pairs", r + 1, rounds, sizes[s]);
 					/* A different allocator goes first each round. */
 					a = (k + r) % NALLOC;
 					if (!w[a].available)

@@ -235,6 +235,7 @@ static void run_scale_round(struct worker *w, int r)
 
 	floor_samples[r] = time_secret_fault();
 	for (t = 0; t < NTHREADS; t++) {
+		progress("round %d: %d thread%s at once", r + 1, thread_counts[t], t ? "s" : "");
 		control_samples[t][r] = time_threads(0, 1, thread_counts[t], TURN_SECONDS);
 		for (k = 0; k < NALLOC; k++) {
 			a = (k + r) % NALLOC;
@@ -248,6 +249,7 @@ static void run_scale_round(struct worker *w, int r)
 	for (b = 0; b < NBULK; b++)
 		for (k = 0; k < NALLOC; k++) {
 			a = (k + r) % NALLOC;
+			progress("round %d: bulk %d, %s", r + 1, bulk_counts[b], names[a]);
 			if (!not_built[a] && !bulk_skipped(a, b) && !bulk_err[a][b])
 				bulk_err[a][b] = measure_bulk(a, bulk_counts[b], &cold_samples[a][b][r],
 							      &warm_samples[a][b][r], &fault_samples[a][b][r]);
