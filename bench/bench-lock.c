@@ -79,7 +79,7 @@ static const struct {
 
 struct config {
 	unsigned long long size, accesses, seed;
-	int rounds, cold, json;
+	int rounds, cold, json, quick;
 };
 
 /* What a child sends back. */
@@ -508,6 +508,7 @@ static int parse_args(int argc, char **argv, struct config *c)
 		}
 	}
 	/* --quick sets what was not given. */
+	c->quick = quick;
 	if (quick) {
 		c->size = sized ? c->size : 4ULL << 20;
 		c->accesses = counted ? c->accesses : 500;
@@ -558,6 +559,7 @@ static void print_json(const struct config *c, struct samples *sm, const struct 
 	report_param_int("seed", (long long)c->seed);
 	report_param_int("rounds", c->rounds);
 	report_param_bool("cold", c->cold);
+	report_param_bool("quick", c->quick);
 	report_param_int("page_size", (long long)page);
 	report_param_int("pages_touched", (long long)q->touched);
 	report_param_int("peak_vmas", (long long)q->peak_vmas);

@@ -305,8 +305,8 @@ static int dm_target(struct dm_samples *sm, int rounds, char *figure, size_t len
 	return split <= fill + 1 && (!pool->ranges_known || ranges <= fill + 1);
 }
 
-static void dm_json(struct dm_samples *sm, int n, int rounds, const long long first[DM_NLINES],
-		    int argc, char **argv)
+static void dm_json(struct dm_samples *sm, int n, int rounds, int quick,
+		    const long long first[DM_NLINES], int argc, char **argv)
 {
 	char figure[256] = "not measured: the pool is unavailable here";
 	int kind, k, met = 0;
@@ -315,6 +315,7 @@ static void dm_json(struct dm_samples *sm, int n, int rounds, const long long fi
 	report_param_int("secrets", n);
 	report_param_int("secret_size", DM_SECRET_SIZE);
 	report_param_int("rounds", rounds);
+	report_param_bool("quick", quick);
 	for (k = 0; k < DM_NLINES; k++)
 		report_param_int(dm_first_names[k], first[k]);
 	report_param_str("seed_experiment", "1,000 one-page memfd_secret regions");
@@ -486,7 +487,7 @@ static int direct_map_main(int argc, char **argv)
 		}
 	progress_done();
 	if (json)
-		dm_json(sm, n, rounds, first, argc, argv);
+		dm_json(sm, n, rounds, quick, first, argc, argv);
 	else
 		dm_table(sm, n, rounds, first);
 	return 0;

@@ -171,7 +171,7 @@ static void bulk_in_child(const void *arg, struct reply *rp)
 		rp->err = alloc_error ? alloc_error : -ENOMEM;
 }
 
-static int measure_bulk(enum allocator a, int n, double *cold, double *warm, long long *faults)
+static int measure_bulk(enum allocator a, int n, double *cold, double *warm, double *faults)
 {
 	const struct bulk_args ba = { a, n };
 	struct reply rp;
@@ -179,7 +179,7 @@ static int measure_bulk(enum allocator a, int n, double *cold, double *warm, lon
 
 	*cold = rp.ns_per_pair;
 	*warm = rp.ns_warm;
-	*faults = rp.pages;
+	*faults = (double)rp.pages;
 	return err;
 }
 
@@ -211,7 +211,7 @@ static double thread_samples[NALLOC][NTHREADS][MAX_ROUNDS], thread_median[NALLOC
 static double warm_samples[NALLOC][NBULK][MAX_ROUNDS], warm_median[NALLOC][NBULK];
 static double cold_samples[NALLOC][NBULK][MAX_ROUNDS], cold_median[NALLOC][NBULK];
 static int bulk_err[NALLOC][NBULK];
-static long long fault_samples[NALLOC][NBULK][MAX_ROUNDS], faults_median[NALLOC][NBULK];
+static double fault_samples[NALLOC][NBULK][MAX_ROUNDS], faults_median[NALLOC][NBULK];
 static double floor_samples[MAX_ROUNDS], fault_ns;
 static double control_samples[NTHREADS][MAX_ROUNDS], control_median[NTHREADS];
 
@@ -235,37 +235,25 @@ static void run_scale_round(struct worker *w, int r)
 
 	floor_samples[r] = time_secret_fault();
 	for (t = 0; t < NTHREADS; t++) {
+		progress("round %d: %d thread%s at once", r + 1, thread_counts[t], t ? "s" : "");
 		control_samples[t][r] = time_threads(0, 1, thread_counts[t], TURN_SECONDS);
 		for (k = 0; k < NALLOC; k++) {
 			a = (k + r) % NALLOC;
 			if (!w[a].available)
 				continue;
 			rq = (struct request){ THREADS, SCALE_SIZE, SCALE_LIVE, thread_counts[t], TURN_SECONDS };
-			if (worker_run(&w[a], &rq, &rp))
-				w[a].available = 0;
+			worker_run(&w[a], &rq, &rp);
 			thread_samples[a][t][r] = rp.ns_per_pair;
 		}
 	}
 	for (b = 0; b < NBULK; b++)
 		for (k = 0; k < NALLOC; k++) {
 			a = (k + r) % NALLOC;
+			progress("round %d: bulk %d, %s", r + 1, bulk_counts[b], names[a]);
 			if (!not_built[a] && !bulk_skipped(a, b) && !bulk_err[a][b])
 				bulk_err[a][b] = measure_bulk(a, bulk_counts[b], &cold_samples[a][b][r],
 							      &warm_samples[a][b][r], &fault_samples[a][b][r]);
 		}
-}
-
-static double median_of(double *x, int rounds)
-{
-	qsort(x, (size_t)rounds, sizeof(double), cmp_double);
-	return x[rounds / 2];
-}
-
-static int cmp_long_long(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
 }
 
 static void scale_medians(int rounds)
@@ -281,8 +269,7 @@ static void scale_medians(int rounds)
 		for (b = 0; b < NBULK; b++) {
 			warm_median[a][b] = median_of(warm_samples[a][b], rounds);
 			cold_median[a][b] = median_of(cold_samples[a][b], rounds);
-			qsort(fault_samples[a][b], (size_t)rounds, sizeof(long long), cmp_long_long);
-			faults_median[a][b] = fault_samples[a][b][rounds / 2];
+			faults_median[a][b] = median_of(fault_samples[a][b], rounds);
 		}
 	}
 }
@@ -355,7 +342,7 @@ static void print_scale_table(const struct worker *w)
 				printf(" %12s %12s  %s\n", "-", "-", bulk_skipped(a, b) ? bulk_skipped(a, b) :
 				       strerror(-bulk_err[a][b]));
 			else
-				printf(" %12.1f %12.1f %12lld\n", warm_median[a][b], cold_median[a][b],
+				printf(" %12.1f %12.1f %12.0f\n", warm_median[a][b], cold_median[a][b],
 				       faults_median[a][b]);
 		}
 }
@@ -379,7 +366,7 @@ static void print_scale_ratios(void)
 	/* Same code, same faults: what the two backends differ by is the kernel's work. */
 	for (b = 0; b < NBULK; b++)
 		printf("  bulk %d cold, against mmkit/mlock: %.2fx; mmkit/memfd_secret - mmkit/mlock =\n"
-		       "    %.1f ns per op, the kernel's for memfd_secret pages (%lld faults in all)\n",
+		       "    %.1f ns per op, the kernel's for memfd_secret pages (%.0f faults in all)\n",
 		       bulk_counts[b], cold_median[OPENSSL][b] / cold_median[MMKIT_MLOCK][b],
 		       cold_median[MMKIT_SECRETMEM][b] - cold_median[MMKIT_MLOCK][b],
 		       faults_median[MMKIT_SECRETMEM][b]);
@@ -391,54 +378,113 @@ static void print_scale_ratios(void)
 		printf("  %-4s %s: %s\n", g[i].met ? "met" : "MISS", g[i].target, g[i].figure);
 }
 
-static void print_scale_json(const struct worker *w)
+/* Why a bulk row has no figures, NULL when it has. */
+static const char *bulk_why(enum allocator a, int b)
 {
-	int a, t, b, first = 1;
-
-	printf(", \"threads\": [");
-	for (a = 0; a < NALLOC; a++)
-		for (t = 0; t < NTHREADS; t++, first = 0) {
-			printf("%s\n  {\"allocator\": \"%s\", \"threads\": %d, \"live_per_thread\": %d, "
-			       "\"size\": %d, \"available\": %s", first ? "" : ",", names[a], thread_counts[t],
-			       SCALE_LIVE, SCALE_SIZE, w[a].available ? "true" : "false");
-			if (not_built[a])
-				printf(", \"reason\": \"%s\"", not_built[a]);
-			if (w[a].available)
-				printf(", \"ns_per_pair\": %.1f", thread_median[a][t]);
-			printf("}");
-		}
-	for (t = 0; t < NTHREADS; t++)
-		printf(",\n  {\"allocator\": \"control\", \"threads\": %d, \"live_per_thread\": 0, "
-		       "\"size\": %d, \"available\": true, \"ns_per_pair\": %.1f}", thread_counts[t],
-		       SCALE_SIZE, control_median[t]);
-	printf("\n], \"bulk\": [");
-	for (a = 0, first = 1; a < NALLOC; a++)
-		for (b = 0; b < NBULK; b++, first = 0) {
-			const char *why = not_built[a] ? not_built[a] : bulk_skipped(a, b);
-			int ok = !why && !bulk_err[a][b];
-
-			printf("%s\n  {\"allocator\": \"%s\", \"live\": %d, \"size\": %d, \"available\": %s",
-			       first ? "" : ",", names[a], bulk_counts[b], SCALE_SIZE, ok ? "true" : "false");
-			if (why || !ok)
-				printf(", \"reason\": \"%s\"", why ? why : strerror(-bulk_err[a][b]));
-			if (ok)
-				printf(", \"ns_per_op_warm\": %.1f, \"ns_per_op_cold\": %.1f, \"cold_faults\": %lld",
-				       warm_median[a][b], cold_median[a][b], faults_median[a][b]);
-			printf("}");
-		}
-	printf("\n], \"memfd_secret_fault_ns\": %.0f", fault_ns > 0 ? fault_ns : 0);
+	if (not_built[a])
+		return not_built[a];
+	if (bulk_skipped(a, b))
+		return bulk_skipped(a, b);
+	return bulk_err[a][b] ? strerror(-bulk_err[a][b]) : NULL;
 }
 
-/* The goals as entries of the JSON "targets" list, each after a comma. */
-static void print_goals_json(void)
+/* The thread sweep, the bulk tables and the bare fault, as report rows. */
+static void scale_rows_json(const struct worker *w, int rounds)
+{
+	char table[32], label[32], buf[96];
+	const char *why;
+	int a, t, b;
+
+	for (a = 0; a < NALLOC; a++) {
+		why = worker_why(w, a, buf, sizeof(buf));
+		if (why) {
+			report_row_begin("threads", names[a], names[a]);
+			report_row_unavailable(why);
+			report_row_end();
+			continue;
+		}
+		for (t = 0; t < NTHREADS; t++) {
+			snprintf(label, sizeof(label), "%d thread%s", thread_counts[t], t ? "s" : "");
+			report_row_begin("threads", names[a], label);
+			report_row_x(thread_counts[t], "threads");
+			report_metric("pair_per_thread", "ns", thread_samples[a][t], rounds);
+			report_row_end();
+		}
+	}
+	for (t = 0; t < NTHREADS; t++) {
+		snprintf(label, sizeof(label), "%d thread%s", thread_counts[t], t ? "s" : "");
+		report_row_begin("threads", "control (no allocator)", label);
+		report_row_x(thread_counts[t], "threads");
+		report_metric("pair_per_thread", "ns", control_samples[t], rounds);
+		report_row_end();
+	}
+	for (b = 0; b < NBULK; b++)
+		for (a = 0; a < NALLOC; a++) {
+			snprintf(table, sizeof(table), "bulk_%d", bulk_counts[b]);
+			report_row_begin(table, NULL, names[a]);
+			why = bulk_why(a, b);
+			if (why) {
+				report_row_unavailable(why);
+			} else {
+				report_metric("warm", "ns", warm_samples[a][b], rounds);
+				report_metric("cold", "ns", cold_samples[a][b], rounds);
+				report_metric("cold_faults", "faults", fault_samples[a][b], rounds);
+			}
+			report_row_end();
+		}
+	report_row_begin("memfd_secret_fault", NULL, "one page, bare mapping");
+	if (fault_ns > 0)
+		report_metric("fault", "ns", floor_samples, rounds);
+	else
+		report_row_unavailable("no memfd_secret here");
+	report_row_end();
+}
+
+static void scale_ratios_json(const struct worker *w)
+{
+	int mm = w[MMKIT_SECRETMEM].available, t, b;
+	char what[96];
+
+	for (t = 0; t < NTHREADS; t++) {
+		if (mm && w[OPENSSL].available) {
+			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, %d threads",
+				 thread_counts[t]);
+			report_ratio(what, thread_median[OPENSSL][t] / thread_median[MMKIT_SECRETMEM][t]);
+		}
+		if (mm && t) {
+			snprintf(what, sizeof(what), "mmkit/memfd_secret, %d threads over 1", thread_counts[t]);
+			report_ratio(what, thread_median[MMKIT_SECRETMEM][t] / thread_median[MMKIT_SECRETMEM][0]);
+		}
+		if (t) {
+			snprintf(what, sizeof(what), "control (no allocator), %d threads over 1", thread_counts[t]);
+			report_ratio(what, control_median[t] / control_median[0]);
+		}
+	}
+	for (b = 0; b < NBULK; b++) {
+		if (bulk_why(OPENSSL, b))
+			continue;
+		if (!bulk_why(MMKIT_SECRETMEM, b)) {
+			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, bulk %d warm", bulk_counts[b]);
+			report_ratio(what, warm_median[OPENSSL][b] / warm_median[MMKIT_SECRETMEM][b]);
+			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, bulk %d cold", bulk_counts[b]);
+			report_ratio(what, cold_median[OPENSSL][b] / cold_median[MMKIT_SECRETMEM][b]);
+		}
+		if (!bulk_why(MMKIT_MLOCK, b)) {
+			snprintf(what, sizeof(what), "openssl over mmkit/mlock, bulk %d cold", bulk_counts[b]);
+			report_ratio(what, cold_median[OPENSSL][b] / cold_median[MMKIT_MLOCK][b]);
+		}
+	}
+}
+
+/* The goals, as report targets. */
+static void scale_goals_json(void)
 {
 	struct goal g[NGOALS];
 	int i;
 
 	scale_goals(g);
 	for (i = 0; i < NGOALS; i++)
-		printf(",\n  {\"target\": \"%s\", \"figure\": \"%s\", \"met\": %s}", g[i].target,
-		       g[i].figure, g[i].met ? "true" : "false");
+		report_target(g[i].target, g[i].figure, g[i].met);
 }
 
 #endif /* MMKIT_BENCH_SECRET_SCALE_H */

@@ -47,10 +47,10 @@ _mmkit()
 			*:--size | *:--accesses | *:--seed | *:--secrets) ;;
 			:*)		words="$benches --help -h" ;;
 			lock:*)		words="--json --size --accesses --seed --rounds --cold --quick --help -h" ;;
-			names:*)	words="--json --vmas --forks --help -h" ;;
-			refpage:*)	words="--json --iterations --help -h" ;;
-			secret:*)	words="--json --rounds --direct-map --secrets --quick --help -h" ;;
-			sodium:*)	words="--rounds --cap --shim --help -h" ;;
+			names:*)	words="--json --quick --vmas --forks --help -h" ;;
+			refpage:*)	words="--json --quick --iterations --help -h" ;;
+			secret:*)	words="--json --quick --rounds --direct-map --secrets --help -h" ;;
+			sodium:*)	words="--json --quick --rounds --cap --shim --help -h" ;;
 			esac ;;
 		run)
 			# After PROGRAM, the words are the program's.

@@ -14,9 +14,14 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '^DirectMap4k:' /proc/meminfo ||
 	{ echo "SKIP: /proc/meminfo has no DirectMap lines (not x86)"; exit 77; }
 
-"$mmkit" bench secret --direct-map --quick --json 2>/dev/null | python3 -c '
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$mmkit" bench secret --direct-map --quick --json 2>/dev/null >"${TMPDIR:-/tmp}/dm.$$.json" ||
+	fail "bench secret --direct-map --quick --json failed"
+"$top/tools/check-bench-json" "${TMPDIR:-/tmp}/dm.$$.json" ||
+	{ rm -f "${TMPDIR:-/tmp}/dm.$$.json"; fail "the report is not mmkit-bench/1"; }
+python3 - "${TMPDIR:-/tmp}/dm.$$.json" <<'EOF_PY' || { rm -f "${TMPDIR:-/tmp}/dm.$$.json"; fail "bench secret --direct-map --json is not the expected report"; }
 import json, sys
-d = json.load(sys.stdin)
+d = json.load(open(sys.argv[1]))
 assert d["schema"] == "mmkit-bench/1" and d["bench"] == "secret", d
 p = d["parameters"]
 n = p["secrets"]
@@ -46,7 +51,8 @@ if all(r["available"] for r in rows.values()):
 seed = d["seed"]
 assert len(seed) == 1 and seed[0]["table"] == "direct_map" and seed[0]["label"] == "memfd_secret per secret", seed
 assert len(d["targets"]) == 1 and isinstance(d["targets"][0]["met"], bool) and d["targets"][0]["figure"], d["targets"]
-' || fail "bench secret --direct-map --json is not the expected report"
+EOF_PY
+rm -f "${TMPDIR:-/tmp}/dm.$$.json"
 
 out=$("$mmkit" bench secret --direct-map --secrets 20 --rounds 1 2>/dev/null) ||
 	fail "bench secret --direct-map (table) failed"
