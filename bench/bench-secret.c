@@ -95,6 +95,8 @@ struct reply {
 	int err;
 	double ns_per_pair;
 	double ns_warm;		/* bulk: the second round's, the first's in ns_per_pair */
+	double ns_cpu;		/* threads: CPU time per pair, wall time's in ns_per_pair */
+	double running;		/* threads: how many ran at once, on average */
 	long long pages;
 	long long locked_kib;
 };
@@ -291,8 +293,14 @@ static void worker_main(enum allocator a, int in, int out)
 	while (read(in, &rq, sizeof(rq)) == sizeof(rq)) {
 		if (!rp.err && rq.kind == PAIRS)
 			rp.ns_per_pair = time_pairs(a, rq.size, rq.live, rq.seconds);
-		if (!rp.err && rq.kind == THREADS)
-			rp.ns_per_pair = time_threads(a, 0, rq.threads, rq.seconds);
+		if (!rp.err && rq.kind == THREADS) {
+			struct thread_figures f = { -1, -1, -1 };
+
+			time_threads(a, 0, rq.threads, rq.seconds, &f);
+			rp.ns_per_pair = f.wall;
+			rp.ns_cpu = f.cpu;
+			rp.running = f.running;
+		}
 		if (!rp.err && rp.ns_per_pair < 0)
 			rp.err = -ENOMEM;
 		if (write(out, &rp, sizeof(rp)) != sizeof(rp))
