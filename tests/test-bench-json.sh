@@ -46,6 +46,15 @@ d = json.load(open(sys.argv[1]))
 assert d["bench"] == sys.argv[2], d["bench"]
 assert d["parameters"].get("quick") is True, d["parameters"]
 PY
+	# The README's tables come from tools/bench-table: one per report table.
+	"$top/tools/bench-table" "$out" >"$tmp/$name.md" || fail "tools/bench-table of bench-$name failed"
+	python3 - "$out" "$tmp/$name.md" <<'PY' || fail "tools/bench-table of bench-$name: a table missing"
+import json, sys
+d = json.load(open(sys.argv[1]))
+md = open(sys.argv[2]).read()
+for t in {r["table"] for r in d["rows"]}:
+    assert f"**{t}**" in md, t
+PY
 	if [ "$have_script" -eq 1 ] && [ "$ms" -gt 3000 ]; then
 		python3 - "$tmp/$name.tty" "bench-$name" <<'PY' ||
 import sys
