@@ -105,7 +105,8 @@ boot() {
 	amd64)	timeout "$boot_timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 \
 			-nographic -no-reboot -kernel "$2" -initrd "$3" \
 			-append "console=ttyS0 $append" </dev/null >"$4" 2>&1 ;;
-	arm64)	timeout "$boot_timeout" qemu-system-aarch64 -machine virt,mte=on \
+	arm64)	timeout "$boot_timeout" "$arm64_qemu" -machine "$arm64_machine" \
+			${arm64_qemu_data:+-L "$arm64_qemu_data"} \
 			-cpu max,pauth-impdef=on -smp 2 -m 2048 -nographic -no-reboot \
 			-kernel "$2" -initrd "$3" \
 			-append "console=ttyAMA0 $append" </dev/null >"$4" 2>&1 ;;
@@ -153,6 +154,37 @@ build_module() {
 	echo "$2/refpage.ko"
 }
 
+# qemu_mte: the directory holding usr/bin/qemu-system-aarch64 and its data
+# (usr/share/qemu), a QEMU that keeps MTE tags per 16-byte granule.
+# Debian 12's QEMU 7.2 keeps one tag per page (QEMU issue 1416, fixed in
+# 8.0), so bookworm-backports' qemu-system-arm is unpacked into the cache
+# (with its data) and run from there.  Installing it instead would replace
+# qemu-system-common, which qemu-system-x86 7.2 depends on at its own
+# version: the amd64 tiers would change emulator too.  The backport links
+# against bookworm's libraries only.
+qemu_mte() {
+	dir="$cache/qemu-backports"
+	if [ ! -x "$dir/usr/bin/qemu-system-aarch64" ]; then
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp/debs"
+		(cd "$dir.tmp/debs" && apt-get download -q -o APT::Sandbox::User=root \
+			qemu-system-arm/bookworm-backports qemu-system-data/bookworm-backports \
+			>/dev/null) ||
+			{ echo "no QEMU in bookworm-backports: tools/install-deps adds its source" >&2
+			  return 1; }
+		for deb in "$dir.tmp"/debs/*.deb; do
+			dpkg-deb -x "$deb" "$dir.tmp" || return 1
+		done
+		rm -rf "$dir.tmp/debs"
+		mv "$dir.tmp" "$dir"
+	fi
+	major=$("$dir/usr/bin/qemu-system-aarch64" --version |
+		sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+	[ "${major:-0}" -ge 8 ] ||
+		{ echo "$dir: QEMU ${major:-?} keeps MTE tags per page; 8.0 or newer needed" >&2
+		  return 1; }
+	echo "$dir"
+}
+
 # static_tests DIR: the test binaries built static for an amd64 guest.
 static_tests() {
 	make -s -C "$top" B="$1" LDFLAGS=-static BENCH_SRCS= "$1/mmkit" \
@@ -164,6 +196,7 @@ bench_names_tier=custom-amd64
 
 run_tier() {
 	kernel="" modules="" bench_names="" arch=amd64
+	arm64_qemu=qemu-system-aarch64 arm64_qemu_data="" arm64_machine=virt
 	case $1 in
 	debian-amd64|debian612-amd64)
 		series=6.1
@@ -195,10 +228,18 @@ run_tier() {
 			bench_names="$out/static-amd64/bench/bench-names"
 			bench_names_args="--vmas 4096 --forks 20"
 		fi ;;
-	debian-arm64)
+	debian-arm64|debian-arm64-mte)
 		arch=arm64
 		abi=$(debian_abi 6.1)
 		[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
+		# Debian 12's QEMU keeps MTE tags per page: the tier without MTE
+		# runs on it, the MTE tier on a QEMU that keeps them per granule.
+		if [ "$1" = debian-arm64-mte ]; then
+			qemu=$(qemu_mte) || return 1
+			arm64_qemu=$qemu/usr/bin/qemu-system-aarch64
+			arm64_qemu_data=$qemu/usr/share/qemu
+			arm64_machine=virt,mte=on
+		fi
 		make -s -C "$top" cross-aarch64
 		tests="$top/build-aarch64" ;;
 	*)	echo "unknown tier $1"; return 1 ;;
