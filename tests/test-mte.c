@@ -13,61 +13,20 @@
 #include "harness.h"
 
 #if defined(__aarch64__)
-#include <sys/auxv.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
+#include "mte-check.h"
 
-#define GRANULE		16
 #define TAGGED		8	/* granules 0..7 get tags 1..8 */
 
-static unsigned char *with_tag(const void *p, unsigned long tag)
+/* Granule @i of @page, through a pointer with tag @tag. */
+static unsigned char *granule(unsigned char *page, int i, unsigned int tag)
 {
-	return (unsigned char *)(((unsigned long)p & ~(0xfUL << 56)) | tag << 56);
-}
-
-/*
- * STG and LDG as encoded words, with the address in x0 for both operands:
- * the program stays plain armv8-a (the assembler takes the mnemonics only
- * for armv8.5-a+memtag).  STG x0, [x0] sets the tag of the granule at x0
- * to x0's tag; LDG x0, [x0] replaces x0's tag bits with the granule's tag.
- */
-static void set_tag(const void *tagged)
-{
-	register const void *x0 __asm__("x0") = tagged;
-
-	__asm__ volatile(".inst 0xd9200800" : : "r"(x0) : "memory");
-}
-
-static unsigned long get_tag(const void *p)
-{
-	register const void *x0 __asm__("x0") = p;
-
-	__asm__ volatile(".inst 0xd9600000" : "+r"(x0) : : "memory");
-	return ((unsigned long)x0 >> 56) & 0xf;
-}
-
-static void on_segv(int sig, siginfo_t *si, void *ctx)
-{
-	(void)sig;
-	(void)ctx;
-	_exit(si->si_code == SEGV_MTESERR ? 0 : 10 + si->si_code);
-}
-
-/* In a child: a load through tag 0xf of a granule tagged 1 must fault. */
-static void load_wrong_tag(void *granule)
-{
-	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
-
-	if (sigaction(SIGSEGV, &sa, NULL))
-		_exit(3);
-	*(volatile unsigned char *)with_tag(granule, 0xf);
-	_exit(4);
+	return mmkit__mte_with_tag(page + i * MMKIT_MTE_GRANULE, tag);
 }
 
 static void test_granules(void)
 {
 	unsigned char *page;
-	int i, status;
+	int i;
 
 	page = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE | PROT_MTE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -76,38 +35,28 @@ static void test_granules(void)
 
 	T_CASE("tags 1..8 set on granules 0..7 read back granule by granule");
 	for (i = 0; i < TAGGED; i++)
-		set_tag(with_tag(page + i * GRANULE, i + 1));
+		mmkit__mte_set_tag(granule(page, i, i + 1));
 	for (i = 0; i < TAGGED; i++)
-		if (get_tag(page + i * GRANULE) != (unsigned long)i + 1)
-			T_FAIL("granule %d has tag %lu, expected %d (tags kept per page, "
+		if (mmkit__mte_get_tag(granule(page, i, 0)) != (unsigned int)i + 1)
+			T_FAIL("granule %d has tag %u, expected %d (tags kept per page, "
 			       "not per granule: QEMU before 8.0?)",
-			       i, get_tag(page + i * GRANULE), i + 1);
-	T_EQ(get_tag(page + TAGGED * GRANULE), 0);
+			       i, mmkit__mte_get_tag(granule(page, i, 0)), i + 1);
+	T_EQ(mmkit__mte_get_tag(granule(page, TAGGED, 0)), 0);
 
 	T_CASE("stores and loads through the right tag work");
 	for (i = 0; i < TAGGED; i++)
-		*with_tag(page + i * GRANULE, i + 1) = 0xa0 + i;
+		*granule(page, i, i + 1) = 0xa0 + i;
 	for (i = 0; i < TAGGED; i++)
-		T_EQ(*with_tag(page + i * GRANULE, i + 1), 0xa0 + i);
+		T_EQ(*granule(page, i, i + 1), 0xa0 + i);
 
 	T_CASE("a load through a wrong tag faults with SEGV_MTESERR");
-	status = t_in_child(load_wrong_tag, page);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		T_FAIL("wrong-tag load: %s %d (0: SEGV_MTESERR; 4: no fault; 10+: other si_code)",
-		       WIFEXITED(status) ? "exit" : "signal",
-		       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	T_MTE_FAULTS(granule(page, 0, 0xf));
 	munmap(page, getpagesize());
 }
 
 int main(void)
 {
-	if (!(getauxval(AT_HWCAP2) & HWCAP2_MTE))
-		T_SKIP("no MTE: HWCAP2_MTE is not set (CPU, emulator without mte=on, "
-		       "or kernel without CONFIG_ARM64_MTE)");
-	/* Tagged addresses in system calls, and tag-check faults taken at once. */
-	if (prctl(PR_SET_TAGGED_ADDR_CTRL, PR_TAGGED_ADDR_ENABLE | PR_MTE_TCF_SYNC |
-		  (0xfffeUL << PR_MTE_TAG_SHIFT), 0, 0, 0))
-		T_FAIL("PR_SET_TAGGED_ADDR_CTRL with HWCAP2_MTE: %s", strerror(errno));
+	t_mte_enable();
 	test_granules();
 	return T_EXIT_PASS;
 }
