@@ -172,6 +172,7 @@ debian_arm64_headers() {
 	dir="$cache/linux-headers-$1-arm64"
 	if [ ! -d "$dir" ]; then
 		fetch_deb "linux-headers-$1-arm64:arm64" >&2 || return 1
+		rm -rf "$dir.tmp"
 		extract "linux-headers-$1-arm64" arm64 "$dir.tmp"
 		kbuild=$(readlink "$dir.tmp/usr/src/linux-headers-$1-arm64/scripts")
 		kbuild=${kbuild#../../lib/}
