@@ -63,6 +63,7 @@ const struct refpage_backend refpage__kmod = {
 	.name		= "kmod",
 	.flag		= MMKIT_REFPAGE_BACKEND_KMOD,
 	.contract	= MMKIT_REFPAGE_FULL_CONTRACT,
+	.no_tags	= "refpage.ko hands out an untagged page",
 	.available	= kmod_available,
 	.create		= kmod_create,
 	.destroy	= refpage__file_destroy,

@@ -662,6 +662,7 @@ const struct refpage_backend refpage__uffd = {
 	.contract	= MMKIT_REFPAGE_FULL_CONTRACT & ~MMKIT_REFPAGE_ITEM(8),
 	.available	= uffd_available,
 	.create		= uffd_create,
+	.no_tags	= "UFFDIO_COPY gives the new page zero tags",
 	.destroy	= uffd_destroy,
 	.map		= uffd_map,
 	.attach		= uffd_attach,
