@@ -273,35 +273,32 @@ static void run_strategy(enum strategy s, const struct config *c, struct result 
 	res->ok = 1;
 }
 
+struct strategy_args {
+	enum strategy s;
+	const struct config *c;
+};
+
+static void strategy_in_child(const void *arg, void *out)
+{
+	const struct strategy_args *a = arg;
+
+	run_strategy(a->s, a->c, out);
+}
+
 /* Runs strategy @s in a forked child and waits for its result. */
 static void run_in_child(enum strategy s, const struct config *c, struct result *res)
 {
-	int up[2], status;
-	pid_t pid;
+	const struct strategy_args a = { s, c };
+	int status, err;
 
 	memset(res, 0, sizeof(*res));
-	if (pipe(up)) {
-		fail_reason(res, "pipe", errno);
+	err = in_child(strategy_in_child, &a, res, sizeof(*res), &status);
+	if (err && err != -EPIPE) {
+		fail_reason(res, "pipe or fork", -err);
 		return;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		fail_reason(res, "fork", errno);
-		close(up[0]);
-		close(up[1]);
-		return;
-	}
-	if (pid == 0) {
-		close(up[0]);
-		run_strategy(s, c, res);
-		_exit(write(up[1], res, sizeof(*res)) != sizeof(*res));
-	}
-	close(up[1]);
-	if (read(up[0], res, sizeof(*res)) != sizeof(*res))
+	if (err)
 		res->ok = 0;
-	close(up[0]);
-	waitpid(pid, &status, 0);
 	if (WIFSIGNALED(status))
 		snprintf(res->reason, sizeof(res->reason), "the child died of signal %d (%s)",
 			 WTERMSIG(status), strsignal(WTERMSIG(status)));

@@ -232,33 +232,15 @@ static int worker_run(struct worker *w, const struct request *rq, struct reply *
  * measurement starts from an allocator nobody has used.  -EPIPE when the
  * child died before it replied.
  */
-static int in_fresh_process(void (*fn)(const void *arg, struct reply *rp), const void *arg,
+static int in_fresh_process(void (*fn)(const void *arg, void *rp), const void *arg,
 			    struct reply *rp)
 {
-	int up[2], status, err;
-	pid_t pid;
+	int status, err;
 
 	memset(rp, 0, sizeof(*rp));
-	if (pipe(up))
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(up[0]);
-		close(up[1]);
-		return err;
-	}
-	if (pid == 0) {
-		close(up[0]);
-		fn(arg, rp);
-		_exit(write(up[1], rp, sizeof(*rp)) != sizeof(*rp));
-	}
-	close(up[1]);
-	if (read(up[0], rp, sizeof(*rp)) != sizeof(*rp))
-		rp->err = -EPIPE;
-	close(up[0]);
-	waitpid(pid, &status, 0);
+	err = in_child(fn, arg, rp, sizeof(*rp), &status);
+	if (err)
+		rp->err = err;
 	return rp->err;
 }
 
@@ -381,9 +363,10 @@ struct space_args {
 };
 
 /* What 1000 live secrets of a size cost, measured in a fresh process. */
-static void space_in_child(const void *arg, struct reply *rp)
+static void space_in_child(const void *arg, void *out)
 {
 	const struct space_args *sa = arg;
+	struct reply *rp = out;
 	static void *p[LIVE];
 	long long pages0, locked0;
 	int i;

@@ -175,8 +175,17 @@ static void *dm_region(struct dm_reply *rp)
  * and with them; they are freed by the exit (the pool keeps emptied chunks
  * mapped for reuse: only the exit gives its pages back).
  */
-static void dm_child(enum dm_kind kind, int n, struct dm_reply *rp)
+struct dm_args {
+	enum dm_kind kind;
+	int n;
+};
+
+static void dm_child(const void *arg, void *out)
 {
+	const struct dm_args *a = arg;
+	enum dm_kind kind = a->kind;
+	struct dm_reply *rp = out;
+	int n = a->n;
 	void **secrets = calloc((size_t)n, sizeof(*secrets));
 	struct mmkit_secret_stats st;
 	int i, err;
@@ -216,34 +225,15 @@ static void dm_child(enum dm_kind kind, int n, struct dm_reply *rp)
 /* Runs one kind in a forked child; the counters after free are read once it has exited. */
 static void dm_measure(enum dm_kind kind, int n, struct dm_reply *rp)
 {
-	int up[2], status;
-	pid_t pid;
+	const struct dm_args a = { kind, n };
+	int status, err;
 
 	memset(rp, 0, sizeof(*rp));
-	if (pipe(up)) {
-		rp->err = -errno;
-		return;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		rp->err = -errno;
-		close(up[0]);
-		close(up[1]);
-		return;
-	}
-	if (pid == 0) {
-		close(up[0]);
-		dm_child(kind, n, rp);
-		_exit(write(up[1], rp, sizeof(*rp)) != sizeof(*rp));
-	}
-	close(up[1]);
-	if (read(up[0], rp, sizeof(*rp)) != sizeof(*rp) && !rp->err) {
-		rp->err = -EPIPE;
+	err = in_child(dm_child, &a, rp, sizeof(*rp), &status);
+	if (err && !rp->err) {
+		rp->err = err;
 		snprintf(rp->reason, sizeof(rp->reason), "the child died before it replied");
 	}
-	close(up[0]);
-	waitpid(pid, &status, 0);
 	if (!rp->err)
 		dm_read(rp->kib[DM_FREED]);
 }

@@ -184,9 +184,10 @@ struct bulk_args {
 };
 
 /* The first bulk round, set-up included, then a second; in a fresh process. */
-static void bulk_in_child(const void *arg, struct reply *rp)
+static void bulk_in_child(const void *arg, void *out)
 {
 	const struct bulk_args *ba = arg;
+	struct reply *rp = out;
 	struct rusage ru0, ru1;
 	double t0 = now();
 
