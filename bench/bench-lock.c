@@ -93,14 +93,6 @@ struct result {
 static size_t page;
 static int file_fd;
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* splitmix64: a sequence that depends on the seed alone, the same everywhere. */
 static uint64_t next_random(uint64_t *state)
 {
@@ -218,7 +210,7 @@ static void run_strategy(enum strategy s, const struct config *c, struct result 
 	char *p;
 	int err;
 
-	t0 = now_ms();
+	t0 = 1e3 * now_seconds();
 	p = mmap(NULL, c->size, strategies[s].batch ? PROT_NONE : PROT_READ, MAP_SHARED, file_fd, 0);
 	if (p == MAP_FAILED) {
 		fail_reason(res, "mmap", errno);
@@ -248,7 +240,7 @@ static void run_strategy(enum strategy s, const struct config *c, struct result 
 	default:
 		break;
 	}
-	t1 = now_ms();
+	t1 = 1e3 * now_seconds();
 	if (err) {
 		fail_reason(res, s == ONFAULT ? "mmkit_lock" : s == MLOCK_ALL ? "mlock" : "sigaction", err);
 		return;
@@ -258,7 +250,7 @@ static void run_strategy(enum strategy s, const struct config *c, struct result 
 		return;
 	}
 	err = read_pages(p, s, c, &res->sum);
-	t2 = now_ms();
+	t2 = 1e3 * now_seconds();
 	if (err) {
 		fail_reason(res, "mlock", -err);
 		return;

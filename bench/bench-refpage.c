@@ -68,14 +68,6 @@ static size_t *random_pages;	/* the random 10 %, in random order */
 static size_t nrandom;
 static cpu_set_t all_cpus;
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static long rss_kib(void)
 {
 	long size = 0, resident = 0;
@@ -183,17 +175,17 @@ static void run_once(struct row *r, int t, int iter)
 	/* Unpinned rows make the same call, so that only the CPU mask differs. */
 	pin(r->pinned);
 	before = rss_kib();
-	t0 = now_us();
+	t0 = 1e6 * now_seconds();
 	p = map_row(r);
 	if (r->populate_hint && touch_bytes[t] &&
 	    madvise(p, touch_bytes[t], MADV_POPULATE_WRITE))
 		die("MADV_POPULATE_WRITE", errno);
 	touch(p, t);
-	t1 = now_us();
+	t1 = 1e6 * now_seconds();
 	rss = rss_kib();
-	t2 = now_us();
+	t2 = 1e6 * now_seconds();
 	unmap_row(r, p);
-	r->us[t][iter] = (t1 - t0) + (now_us() - t2);
+	r->us[t][iter] = (t1 - t0) + (1e6 * now_seconds() - t2);
 	if (rss > r->max_rss_kib[t])
 		r->max_rss_kib[t] = rss;
 	if (rss - before > r->max_added_kib[t])

@@ -108,14 +108,6 @@ struct worker {
 	int err;		/* why it stopped being available */
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Prepares the allocator in this (fresh) process; -errno if it cannot work. */
 static int setup(enum allocator a, size_t arena)
 {
@@ -205,7 +197,7 @@ static double time_pairs(enum allocator a, size_t size, int live, double seconds
 		if (!held[i])
 			return -1;
 	}
-	start = now();
+	start = now_seconds();
 	do {
 		for (i = 0; i < batch; i++) {
 			volatile char *p = alloc(a, size);
@@ -218,7 +210,7 @@ static double time_pairs(enum allocator a, size_t size, int live, double seconds
 		pairs += batch;
 		if (batch < 4096)
 			batch *= 2;
-		elapsed = now() - start;
+		elapsed = now_seconds() - start;
 	} while (elapsed < seconds);
 	for (i = 0; i < live; i++)
 		release(a, held[i]);

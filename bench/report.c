@@ -348,6 +348,14 @@ int in_child(void (*fn)(const void *arg, void *out), const void *arg, void *out,
 	return err;
 }
 
+double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static struct timespec started;
 static int progress_shown;
 

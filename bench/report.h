@@ -70,6 +70,9 @@ void progress_done(void);
 int in_child(void (*fn)(const void *arg, void *out), const void *arg, void *out, size_t len,
 	     int *status);
 
+/* Seconds of CLOCK_MONOTONIC. */
+double now_seconds(void);
+
 /* The median of @n samples (sorts them). */
 double median_of(double *samples, int n);
 

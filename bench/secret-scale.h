@@ -135,7 +135,7 @@ static int time_threads(enum allocator a, int control, int threads, double secon
 			return -1;
 	}
 	pthread_barrier_wait(&start);
-	t0 = now();
+	t0 = now_seconds();
 	nanosleep(&nap, NULL);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < threads; i++) {
@@ -144,7 +144,7 @@ static int time_threads(enum allocator a, int control, int threads, double secon
 		cpu += t[i].cpu;
 		failed |= t[i].failed;
 	}
-	t1 = now();
+	t1 = now_seconds();
 	pthread_barrier_destroy(&start);
 	if (failed || !pairs)
 		return -1;
@@ -172,7 +172,7 @@ static double time_bulk(enum allocator a, int n, double t0)
 	}
 	for (i = 0; i < n; i++)
 		release(a, p[i]);
-	return (now() - t0) * 1e9 / (4.0 * n);
+	return (now_seconds() - t0) * 1e9 / (4.0 * n);
 }
 
 /* The arena OpenSSL's secure heap needs for the largest bulk round. */
@@ -189,7 +189,7 @@ static void bulk_in_child(const void *arg, void *out)
 	const struct bulk_args *ba = arg;
 	struct reply *rp = out;
 	struct rusage ru0, ru1;
-	double t0 = now();
+	double t0 = now_seconds();
 
 	getrusage(RUSAGE_SELF, &ru0);
 	rp->err = setup(ba->a, SCALE_ARENA);
@@ -198,7 +198,7 @@ static void bulk_in_child(const void *arg, void *out)
 	rp->ns_per_pair = time_bulk(ba->a, ba->n, t0);
 	getrusage(RUSAGE_SELF, &ru1);
 	rp->pages = ru1.ru_minflt - ru0.ru_minflt;
-	rp->ns_warm = rp->ns_per_pair < 0 ? -1 : time_bulk(ba->a, ba->n, now());
+	rp->ns_warm = rp->ns_per_pair < 0 ? -1 : time_bulk(ba->a, ba->n, now_seconds());
 	if (rp->ns_warm < 0)
 		rp->err = alloc_error ? alloc_error : -ENOMEM;
 }
@@ -231,10 +231,10 @@ static double time_secret_fault(void)
 	close(fd);
 	if (p == MAP_FAILED)
 		return -1;
-	t0 = now();
+	t0 = now_seconds();
 	for (off = 0; off < len; off += page)
 		p[off] = 1;
-	t1 = now();
+	t1 = now_seconds();
 	munmap(p, len);
 	return (t1 - t0) * 1e9 / FLOOR_PAGES;
 }
