@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * mmkit bench refpage [--json] [--quick] [--iterations N]
+ * mmkit bench refpage --tagged ...  (refpage-tagged.h: arm64 MTE)
  *
  * The published experiment: N times, map 4,096,000 bytes, write one byte
  * per page over the first T bytes (T = 4096, 2,048,000, 4,096,000) or
@@ -370,7 +371,9 @@ static void print_json(int argc, char **argv, struct row *rows, int nrows, int i
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: mmkit bench refpage [--json] [--quick] [--iterations N]  (default N %d,\n"
-		"       --quick %d)\n", DEFAULT_ITERATIONS, QUICK_ITERATIONS);
+		"       --quick %d)\n"
+		"       mmkit bench refpage --tagged ...  (MTE: tagging up front against tagged\n"
+		"       reference pages)\n", DEFAULT_ITERATIONS, QUICK_ITERATIONS);
 }
 
 static void add_backend(struct row *rows, int *nrows, unsigned int flag, const char *name,
@@ -394,6 +397,8 @@ static void add_backend(struct row *rows, int *nrows, unsigned int flag, const c
 	rows[(*nrows)++].name = pinned ? "uffd (pinned)" : name;
 }
 
+#include "refpage-tagged.h"
+
 int main(int argc, char **argv)
 {
 	struct row rows[9] = {
@@ -408,6 +413,9 @@ int main(int argc, char **argv)
 	unsigned char *p;
 	char *end;
 
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--tagged"))
+			return tagged_main(argc, argv);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;

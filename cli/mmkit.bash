@@ -48,7 +48,7 @@ _mmkit()
 			:*)		words="$benches --help -h" ;;
 			lock:*)		words="--json --size --accesses --seed --rounds --cold --quick --help -h" ;;
 			names:*)	words="--json --quick --vmas --forks --help -h" ;;
-			refpage:*)	words="--json --quick --iterations --help -h" ;;
+			refpage:*)	words="--json --quick --iterations --tagged --help -h" ;;
 			secret:*)	words="--json --quick --rounds --direct-map --secrets --help -h" ;;
 			sodium:*)	words="--json --quick --rounds --cap --shim --help -h" ;;
 			esac ;;

@@ -302,9 +302,10 @@ int mmkit_secret_reserve(size_t bytes);
  * PROT_MTE memory, 16-byte aligned, at least 16 bytes, and the tag of each
  * of its 16-byte granules repeats with the pattern (a uniformly tagged page:
  * tag the whole pattern alike).  Ranges are mapped PROT_MTE; read them
- * through pointers carrying the tags.  Only the memfd backend tags
- * (-EOPNOTSUPP when kmod or uffd is forced); without MTE -EOPNOTSUPP;
- * attach is -EOPNOTSUPP.  mmkit_refpage(3).
+ * through pointers carrying the tags.  memfd tags, kmod too where the
+ * loaded refpage.ko can (it is then the default), uffd never (-EOPNOTSUPP
+ * when forced, as for a kmod that cannot); without MTE -EOPNOTSUPP; attach
+ * is -EOPNOTSUPP.  mmkit_refpage(3).
  */
 #define MMKIT_REFPAGE_TAGGED		0x10u
 

@@ -33,12 +33,14 @@ void refpage__file_destroy(struct mmkit_refpage *rp)
 }
 
 /*
- * A tagged reference page's file is mapped PROT_MTE everywhere: the
- * private copies then keep the tags, and accesses are checked.
+ * A tagged reference page's memfd is mapped PROT_MTE everywhere: the
+ * private copies then keep the tags, and accesses are checked.  refpage.ko
+ * tags its mappings itself: the kernel refuses PROT_MTE for device files.
  */
 static int file_prot_mte(const struct mmkit_refpage *rp)
 {
-	return rp->flags & MMKIT_REFPAGE_TAGGED ? MMKIT_PROT_MTE : 0;
+	return (rp->flags & MMKIT_REFPAGE_TAGGED) && rp->backend == &refpage__memfd ?
+	       MMKIT_PROT_MTE : 0;
 }
 
 /* The file size a range of @len bytes wants: all of it, up to CHUNK_MAX. */

@@ -79,6 +79,14 @@ static void choose_default(void)
 	}
 }
 
+/* 0 if @be serves tagged pages here (MTE available), else -errno and why. */
+static int backend_tags(const struct refpage_backend *be, char *why, size_t len)
+{
+	int ret = be->available(why, len);
+
+	return ret ? ret : be->can_tag ? be->can_tag(why, len) : 0;
+}
+
 /* The default for tagged pages: the first available one that can tag. */
 static int tagged_default(const struct refpage_backend **out)
 {
@@ -87,15 +95,15 @@ static int tagged_default(const struct refpage_backend **out)
 	size_t i;
 
 	for (i = 0; i < NBACKENDS; i++) {
-		if (backends[i]->no_tags || backends[i]->contract != MMKIT_REFPAGE_FULL_CONTRACT)
+		if (backends[i]->contract != MMKIT_REFPAGE_FULL_CONTRACT)
 			continue;
-		ret = backends[i]->available(why, sizeof(why));
+		ret = backend_tags(backends[i], why, sizeof(why));
 		if (!ret) {
 			*out = backends[i];
 			return 0;
 		}
 	}
-	return ret;
+	return ret == -EOPNOTSUPP ? ret : -EOPNOTSUPP;
 }
 
 /*
@@ -127,9 +135,9 @@ static int select_backend(unsigned int flags, const struct refpage_backend **out
 		if (!be)
 			return -EINVAL;
 	}
-	if ((flags & MMKIT_REFPAGE_TAGGED) && be->no_tags)
-		return -EOPNOTSUPP;
 	ret = be->available(why, sizeof(why));
+	if (!ret && (flags & MMKIT_REFPAGE_TAGGED) && be->can_tag)
+		ret = be->can_tag(why, sizeof(why));
 	if (ret)
 		return ret;
 	*out = be;
@@ -397,25 +405,34 @@ static void describe(const struct refpage_backend *be, char *buf, size_t len, si
 	       be->contract & MMKIT_REFPAGE_ITEM(8) ? "" : ", not 8: syscalls on untouched pages EFAULT");
 }
 
-/* "; tagged (MTE): memfd (kmod: why not; uffd: why not)", or why none. */
+/*
+ * "; tagged (MTE): kmod memfd (uffd: why not)": the backends that tag
+ * here in order of preference, then why each other one does not; or why
+ * there is no MTE.
+ */
 static void describe_tagged(char *buf, size_t len, size_t *used)
 {
-	const struct refpage_backend *be;
 	char why[128];
-	size_t i;
-	int ret;
+	size_t i, none = 1;
 
 	append(buf, len, used, "; tagged (MTE): ");
 	if (mmkit__mte_available(why, sizeof(why))) {
 		append(buf, len, used, "%s", why);
 		return;
 	}
-	ret = tagged_default(&be);
-	append(buf, len, used, "%s (", ret ? strerror(-ret) : be->name);
-	for (i = 0; i < NBACKENDS; i++)
-		if (backends[i]->no_tags)
-			append(buf, len, used, "%s%s: %s", buf[*used - 1] == '(' ? "" : "; ",
-			       backends[i]->name, backends[i]->no_tags);
+	for (i = 0; i < NBACKENDS; i++) {
+		if (backend_tags(backends[i], why, sizeof(why)))
+			continue;
+		append(buf, len, used, "%s%s", none ? "" : " ", backends[i]->name);
+		none = 0;
+	}
+	append(buf, len, used, "%s(", none ? "none " : " ");
+	for (i = 0, none = 1; i < NBACKENDS; i++) {
+		if (!backend_tags(backends[i], why, sizeof(why)))
+			continue;
+		append(buf, len, used, "%s%s: %s", none ? "" : "; ", backends[i]->name, why);
+		none = 0;
+	}
 	append(buf, len, used, ")");
 }
 

@@ -19,8 +19,11 @@ struct refpage_backend {
 	const char *name;
 	unsigned int flag;		/* MMKIT_REFPAGE_BACKEND_* */
 	unsigned int contract;		/* MMKIT_REFPAGE_ITEM() mask */
-	/* NULL if it serves MMKIT_REFPAGE_TAGGED, else why it cannot. */
-	const char *no_tags;
+	/*
+	 * Whether it serves MMKIT_REFPAGE_TAGGED where MTE is available: 0,
+	 * else -EOPNOTSUPP and why into @why.  NULL: it always does.
+	 */
+	int (*can_tag)(char *why, size_t len);
 	/* 0 if usable by this process, else -errno and why into @why. */
 	int (*available)(char *why, size_t len);
 	int (*create)(struct mmkit_refpage *rp);

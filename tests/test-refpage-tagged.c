@@ -2,18 +2,26 @@
 /*
  * Tagged reference pages (MMKIT_REFPAGE_TAGGED).  Everywhere: bad tagged
  * patterns are -EINVAL, and without MTE the flag is -EOPNOTSUPP on every
- * backend.  With MTE (the arm64 MTE kernel tier): kmod and uffd refuse the
- * flag, memfd serves it; untouched pages read the pattern through its tags
- * granule by granule and fault through a wrong one; the first write copies
- * the page with its tags (the kernel's copy on write); MADV_DONTNEED, fork,
- * read(2) into an untouched page and mmkit_refpage_remap keep them; a
- * uniformly tagged pattern gives a uniformly tagged page.
+ * backend.  Where refpage.ko is loaded, its request: the first, 16-byte
+ * form still creates pages and cannot ask for tags, and without MTE the
+ * module refuses REFPAGE_TAGGED with EOPNOTSUPP.  With MTE (the arm64 MTE
+ * kernel tier): uffd refuses the flag; memfd and kmod (when loaded) serve
+ * it, kmod by default; on each, untouched pages read the pattern through
+ * its tags granule by granule and fault through a wrong one; the first
+ * write copies the page with its tags (the kernel's copy on write);
+ * MADV_DONTNEED, fork, read(2) into an untouched page and
+ * mmkit_refpage_remap keep them; a uniformly tagged pattern gives a
+ * uniformly tagged page; probe names the backends that tag.
  */
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include "harness.h"
 #include "mmkit.h"
 #include "mte.h"
+#include "../kmod/refpage/refpage.h"
 
 #define PATTERN_GRANULES	4
 #define PATTERN_SIZE		(PATTERN_GRANULES * MMKIT_MTE_GRANULE)
@@ -28,6 +36,66 @@ static void test_arguments(void)
 	T_EQ(mmkit_refpage_create(&rp, pattern, 8, MMKIT_REFPAGE_TAGGED), -EINVAL);
 	T_EQ(mmkit_refpage_create(&rp, pattern + 8, 16, MMKIT_REFPAGE_TAGGED), -EINVAL);
 	T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_TAGGED | 0x100), -EINVAL);
+}
+
+/* The module's answer to REFPAGE_TAGGED with @tag for a 16-byte pattern: fd or -errno. */
+static int kmod_tagged_request(int dev, unsigned char tag)
+{
+	static _Alignas(16) unsigned char pattern[MMKIT_MTE_GRANULE];
+	struct refpage_create arg = {
+		.pattern = (uintptr_t)pattern,
+		.pattern_size = sizeof(pattern),
+		.flags = REFPAGE_TAGGED,
+		.tags = (uintptr_t)&tag,
+	};
+	int fd = ioctl(dev, REFPAGE_CREATE, &arg);
+
+	return fd >= 0 ? fd : -errno;
+}
+
+static void test_kmod_request(int mte)
+{
+	static _Alignas(16) unsigned char pattern[MMKIT_MTE_GRANULE] = "0123456789abcdef";
+	struct refpage_create arg = { .pattern = (uintptr_t)pattern, .pattern_size = 16 };
+	int dev = open("/dev/refpage", O_RDWR | O_CLOEXEC), fd;
+	unsigned char *p;
+
+	if (dev < 0) {
+		printf("  (no /dev/refpage: the module's request is not tested)\n");
+		return;
+	}
+	T_CASE("kmod: the 16-byte request of old callers still creates pages");
+	fd = ioctl(dev, REFPAGE_CREATE_V1, &arg);
+	T_ASSERT(fd >= 0);
+	p = mmap(NULL, 2 * getpagesize(), PROT_READ, MAP_PRIVATE, fd, 0);
+	T_ASSERT(p != MAP_FAILED);
+	T_ASSERT(!memcmp(p + getpagesize() + 16, pattern, 16));
+	munmap(p, 2 * getpagesize());
+	close(fd);
+
+	T_CASE("kmod: REFPAGE_TAGGED needs the full request and whole granules");
+	arg.flags = REFPAGE_TAGGED;
+	T_EQ(ioctl(dev, REFPAGE_CREATE_V1, &arg), -1);
+	T_EQ(errno, EINVAL);
+	arg.pattern_size = 8;
+	T_EQ(ioctl(dev, REFPAGE_CREATE, &arg), -1);
+	T_EQ(errno, EINVAL);
+	arg.flags = 0x2;
+	arg.pattern_size = 16;
+	T_EQ(ioctl(dev, REFPAGE_CREATE, &arg), -1);
+	T_EQ(errno, EINVAL);
+
+	if (!mte) {
+		T_CASE("kmod: without MTE, REFPAGE_TAGGED is EOPNOTSUPP");
+		T_EQ(kmod_tagged_request(dev, 5), -EOPNOTSUPP);
+	} else {
+		T_CASE("kmod: tags are 0-15; a tagged request gives a descriptor");
+		T_EQ(kmod_tagged_request(dev, 16), -EINVAL);
+		fd = kmod_tagged_request(dev, 5);
+		T_ASSERT(fd >= 0);
+		close(fd);
+	}
+	close(dev);
 }
 
 #if defined(__aarch64__)
@@ -95,7 +163,8 @@ static void child_sees_tags(void *arg)
 	T_MTE_FAULTS(mmkit__mte_with_tag(mem + 3 * page, 0));
 }
 
-static void test_tagged(void)
+/* The whole tagged contract on the backend @backend (an MMKIT_REFPAGE_BACKEND_* flag). */
+static void test_tagged(unsigned int backend, const char *name)
 {
 	unsigned char *pattern = make_pattern(), *mem, *moved;
 	size_t page = getpagesize(), i;
@@ -103,13 +172,10 @@ static void test_tagged(void)
 	int fds[2];
 	void *addr;
 
-	T_CASE("tagged: kmod and uffd refuse, memfd serves by default");
-	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE,
-				  MMKIT_REFPAGE_TAGGED | MMKIT_REFPAGE_BACKEND_KMOD), -EOPNOTSUPP);
-	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE,
-				  MMKIT_REFPAGE_TAGGED | MMKIT_REFPAGE_BACKEND_UFFD), -EOPNOTSUPP);
-	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE, MMKIT_REFPAGE_TAGGED), 0);
-	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "memfd"));
+	printf(" %s:\n", name);
+	T_CASE("tagged: the backend serves the flag");
+	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE, MMKIT_REFPAGE_TAGGED | backend), 0);
+	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), name));
 	T_EQ(mmkit_refpage_map(rp, PAGES * page, PROT_READ | PROT_WRITE, &addr), 0);
 	mem = addr;
 
@@ -158,7 +224,7 @@ static void test_tagged(void)
 	munmap(pattern, page);
 }
 
-static void test_uniform(void)
+static void test_uniform(unsigned int backend)
 {
 	unsigned char *pattern, *mem;
 	struct mmkit_refpage *rp;
@@ -172,7 +238,7 @@ static void test_uniform(void)
 	mmkit__mte_set_tag(mmkit__mte_with_tag(pattern, 12));
 	memset(mmkit__mte_with_tag(pattern, 12), 0xc3, MMKIT_MTE_GRANULE);
 	T_EQ(mmkit_refpage_create(&rp, mmkit__mte_with_tag(pattern, 12), MMKIT_MTE_GRANULE,
-				  MMKIT_REFPAGE_TAGGED), 0);
+				  MMKIT_REFPAGE_TAGGED | backend), 0);
 	T_EQ(mmkit_refpage_map(rp, getpagesize(), PROT_READ, &addr), 0);
 	mem = addr;
 	for (off = 0; off < (size_t)getpagesize(); off += MMKIT_MTE_GRANULE) {
@@ -184,11 +250,41 @@ static void test_uniform(void)
 	munmap(pattern, getpagesize());
 }
 
+static void test_selection(int kmod)
+{
+	unsigned char *pattern = make_pattern();
+	struct mmkit_features f;
+	struct mmkit_refpage *rp;
+	const char *reason;
+
+	T_CASE("tagged: uffd refuses; the default is kmod when loaded, else memfd; probe says so");
+	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE,
+				  MMKIT_REFPAGE_TAGGED | MMKIT_REFPAGE_BACKEND_UFFD), -EOPNOTSUPP);
+	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE, MMKIT_REFPAGE_TAGGED), 0);
+	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), kmod ? "kmod" : "memfd"));
+	mmkit_refpage_destroy(rp);
+	T_EQ(mmkit_probe(&f), 0);
+	reason = f.feature[MMKIT_FEATURE_REFPAGE].reason;
+	printf("    probe: %s\n", reason);
+	T_ASSERT(strstr(reason, kmod ? "tagged (MTE): kmod memfd (uffd: " :
+			"tagged (MTE): memfd (kmod: "));
+	munmap(pattern, getpagesize());
+}
+
 static void run_tagged(void)
 {
+	int kmod = !access("/dev/refpage", R_OK | W_OK);
+
 	t_mte_enable();
-	test_tagged();
-	test_uniform();
+	test_selection(kmod);
+	test_tagged(MMKIT_REFPAGE_BACKEND_MEMFD, "memfd");
+	test_uniform(MMKIT_REFPAGE_BACKEND_MEMFD);
+	if (!kmod) {
+		printf(" kmod: no /dev/refpage, not tested\n");
+		return;
+	}
+	test_tagged(MMKIT_REFPAGE_BACKEND_KMOD, "kmod");
+	test_uniform(MMKIT_REFPAGE_BACKEND_KMOD);
 }
 #else
 static void run_tagged(void)
@@ -203,6 +299,7 @@ int main(void)
 	struct mmkit_refpage *rp;
 
 	test_arguments();
+	test_kmod_request(!mmkit__mte_available(why, sizeof(why)));
 	if (mmkit__mte_available(why, sizeof(why))) {
 		T_CASE("no MTE: the tagged flag is -EOPNOTSUPP on every backend");
 		T_EQ(mmkit_refpage_create(&rp, pattern, sizeof(pattern), MMKIT_REFPAGE_TAGGED),

@@ -46,9 +46,8 @@ guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head 
 
 # make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE...]: a gzip'ed cpio with
 # busybox, /init, the runner and its argument sets (tests/*.args), the test
-# binaries of TESTS_DIR and the kernel modules for /init to load; with
-# $bench_names set, that benchmark too, for /init to run with
-# $bench_names_args.
+# binaries of TESTS_DIR, the kernel modules for /init to load and the
+# benchmarks guest_bench put in $bench_dir.
 make_initramfs() {
 	root="$out/initramfs.$$"
 	rm -rf "$root"
@@ -62,11 +61,7 @@ make_initramfs() {
 	cp "$top/tests/run-tests.sh" "$top"/tests/*.args "$root/mmkit/tests/"
 	cp "$2"/tests/test-* "$root/mmkit/build/tests/"
 	cp "$2/mmkit" "$root/mmkit/build/"
-	if [ -n "${bench_names:-}" ]; then
-		mkdir -p "$root/mmkit/bench"
-		cp "$bench_names" "$root/mmkit/bench/bench-names"
-		echo "$bench_names_args" > "$root/mmkit/bench/bench-names.args"
-	fi
+	[ ! -d "$bench_dir" ] || cp -r "$bench_dir" "$root/mmkit/bench"
 	mkdir -p "$root/mmkit/modules"
 	image=$3
 	shift 3
@@ -224,11 +219,65 @@ static_tests() {
 		$(cd "$top" && ls tests/test-*.c | sed "s|^tests/\(.*\)\.c$|$1/tests/\1|")
 }
 
-# The self-built kernel whose tier runs bench-names.
-bench_names_tier=custom-amd64
+# guest_bench NAME BINARY ARGS: the guest runs benchmark NAME (BINARY,
+# static) as "bench-NAME ARGS --json" after the suite; keep_bench_reports
+# keeps its report.
+guest_bench() {
+	mkdir -p "$bench_dir"
+	cp "$2" "$bench_dir/bench-$1"
+	echo "$3" > "$bench_dir/bench-$1.args"
+}
+
+# keep_bench_reports TIER LOG: each benchmark's report, printed by the guest
+# between markers, into $out/TIER.NAME.json; 0 when every one finished,
+# is JSON and measured every row (a tier runs only what its kernel has).
+keep_bench_reports() {
+	kept=0
+	for args in "$bench_dir"/bench-*.args; do
+		[ -f "$args" ] || continue
+		name=$(basename "$args" .args)
+		report="$out/$1.${name#bench-}.json"
+		sed -n "/mmkit-guest: $name json begin/,/mmkit-guest: $name json end/p" "$2" |
+			tr -d '\r' | grep -a -v 'mmkit-guest: ' > "$report"
+		grep -a -q "mmkit-guest: $name exit 0 " "$2" ||
+			{ echo "$name did not finish cleanly"; kept=1; continue; }
+		python3 - "$report" <<'END' || kept=1
+import json, sys
+try:
+    report = json.load(open(sys.argv[1]))
+except ValueError as e:
+    sys.exit("%s is not JSON: %s" % (sys.argv[1], e))
+print("%s:" % sys.argv[1])
+missing = [r for r in report.get("rows", []) if not r.get("available", True)]
+for r in report.get("rows", []):
+    where = " ".join(str(r[k]) for k in ("table", "series", "label", "x") if k in r)
+    figures = ", ".join("%s %.4g %s" % (m, v["median"], v["unit"])
+                        for m, v in r.get("metrics", {}).items())
+    print("  %s: %s" % (where, figures or r.get("reason", "")))
+for r in report.get("ratios", []):
+    print("  %s: %.3f" % (r["what"], r["value"]))
+if missing:
+    sys.exit("%d rows not measured in the guest" % len(missing))
+END
+	done
+	return $kept
+}
+
+# Which tiers run which benchmarks, with what: sized for CI under emulation.
+# Naming needs CONFIG_ANON_VMA_NAME, which only the self-built kernels
+# have; under emulation with KASAN, building and forking the published
+# 65,536 VMAs takes far longer than CI has.
+names_bench_tier=custom-amd64
+names_bench_args="--vmas 4096 --forks 20"
+# The MTE guest compares tagging up front with tagged reference pages
+# (kmod and memfd), 20 iterations of every row and touch size: about 4 s
+# emulated.
+tagged_bench_args="--tagged --iterations 20"
 
 run_tier() {
-	kernel="" modules="" bench_names="" arch=amd64
+	kernel="" modules="" arch=amd64
+	bench_dir="$out/bench-$1"
+	rm -rf "$bench_dir" "$out/$1".*.json
 	arm64_qemu=qemu-system-aarch64 arm64_qemu_data="" arm64_machine=virt
 	case $1 in
 	debian-amd64|debian612-amd64)
@@ -251,15 +300,10 @@ run_tier() {
 		modules="$(build_module "$src" "$out/kmod-$1") $src/drivers/block/brd.ko" || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64"
-		# One self-built kernel (CONFIG_ANON_VMA_NAME) also runs the naming
-		# experiment, with fewer VMAs and forks than published: under
-		# emulation with KASAN building and forking 65,536 VMAs takes far
-		# longer than CI has.
-		if [ "$1" = "$bench_names_tier" ]; then
+		if [ "$1" = "$names_bench_tier" ]; then
 			make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static \
-				"$out/static-amd64/bench/bench-names"
-			bench_names="$out/static-amd64/bench/bench-names"
-			bench_names_args="--vmas 4096 --forks 20"
+				"$out/static-amd64/bench/bench-names" || return 1
+			guest_bench names "$out/static-amd64/bench/bench-names" "$names_bench_args"
 		fi ;;
 	debian-arm64|debian-arm64-mte)
 		arch=arm64
@@ -279,7 +323,13 @@ run_tier() {
 			CROSS_COMPILE=aarch64-linux-gnu-) $(debian_brd "$abi" "$out/brd-$1" arm64)" ||
 			return 1
 		make -s -C "$top" cross-aarch64
-		tests="$top/build-aarch64" ;;
+		tests="$top/build-aarch64"
+		if [ "$1" = debian-arm64-mte ]; then
+			make -s -C "$top" B=build-aarch64 CC=aarch64-linux-gnu-gcc LDFLAGS=-static \
+				build-aarch64/bench/bench-refpage || return 1
+			guest_bench refpage "$top/build-aarch64/bench/bench-refpage" \
+				"$tagged_bench_args"
+		fi ;;
 	*)	echo "unknown tier $1"; return 1 ;;
 	esac
 	fetch_deb "busybox-static:$arch" || return 1
@@ -291,10 +341,5 @@ run_tier() {
 	echo "booted $(basename "$kernel") and ran the suite in $(( $(date +%s) - start ))s"
 	grep -a -E '^(PASS|FAIL|SKIP) |mmkit-guest' "$log" || true
 	judge "$log" || return 1
-	[ -n "$bench_names" ] || return 0
-	sed -n '/mmkit-guest: bench-names begin/,/mmkit-guest: bench-names end/p' "$log" |
-		grep -a -v 'mmkit-guest' > "$out/$1.bench-names.txt"
-	cat "$out/$1.bench-names.txt"
-	grep -a -q 'mmkit-guest: bench-names end, exit 0' "$log" ||
-		{ echo "bench-names did not finish cleanly"; return 1; }
+	keep_bench_reports "$1" "$log"
 }
