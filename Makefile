@@ -288,11 +288,12 @@ cross-aarch64: FORCE
 		build-aarch64/libmmkit.a build-aarch64/mmkit \
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
-# The real-kernel tier under QEMU: Debian's 6.1 kernels (amd64, arm64) and
-# one built from linux-source-6.1 with ANON_VMA_NAME, KASAN and lockdep;
-# bench-amd64, the same without the debugging, runs the naming benchmark.
-KERNEL_TIERS	?= debian-amd64 debian-arm64 debian612-amd64 custom-amd64 custom612-amd64 \
-		   bench-amd64
+# The real-kernel tier under QEMU: Debian's 6.1 kernels (amd64, arm64 without
+# and with MTE) and one built from linux-source-6.1 with ANON_VMA_NAME, KASAN
+# and lockdep; bench-amd64, the same without the debugging, runs the naming
+# benchmark.
+KERNEL_TIERS	?= debian-amd64 debian-arm64 debian-arm64-mte debian612-amd64 custom-amd64 \
+		   custom612-amd64 bench-amd64
 
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)

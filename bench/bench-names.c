@@ -11,9 +11,10 @@
  * prctl where it has CONFIG_ANON_VMA_NAME, else mmkit's registry, whose
  * cost at fork is then what is measured.  Each round builds, times and
  * unmaps one set of each kind, alternating which goes first, in one
- * process.  Medians of the rounds are reported.
+ * process.  Medians of the rounds are reported; with --json, the
+ * mmkit-bench/1 report (mmkit-bench(7)) with the seed's figures beside.
  *
- * usage: mmkit bench names [--json] [--vmas N] [--forks N]
+ * usage: mmkit bench names [--json] [--quick] [--vmas N] [--forks N]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,32 +26,27 @@
 #include <sys/wait.h>
 
 #include "mmkit.h"
+#include "report.h"
 
-#define USAGE	"usage: mmkit bench names [--json] [--vmas N] [--forks N]  (N from 1 to 1000000;\n" \
-		"       defaults 65536 VMAs, 1000 forks)\n"
+#define USAGE	"usage: mmkit bench names [--json] [--quick] [--vmas N] [--forks N]  (N from 1 to\n" \
+		"       1000000; defaults 65536 VMAs, 1000 forks; --quick: 1024 VMAs, 50 forks)\n"
 #define VMA_PAGES	10
 #define ROUNDS		5
+#define NTOUCHES	3
+
+static const int touches[NTOUCHES] = { 0, 1, 10 };
+
+/* The seed's figures: fork with 64K VMAs, ms at 0 touched pages, named over unnamed in %. */
+#define SEED_UNNAMED_MS	16.36
+#define SEED_NAMED_MS	18.35
+static const double seed_overhead_pct[NTOUCHES] = { 12.2, 6.5, 5.4 };
 
 struct config {
 	int json;
+	int quick;
 	long vmas;
 	long forks;
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* Mean time of @forks fork() calls, in ms; each child exits at once. */
 static double fork_ms(long forks)
@@ -59,12 +55,12 @@ static double fork_ms(long forks)
 	long i;
 
 	for (i = 0; i < forks; i++) {
-		double start = now_ms();
+		double start = 1e3 * now_seconds();
 		pid_t pid = fork();
 
 		if (pid == 0)
 			_exit(0);
-		total += now_ms() - start;
+		total += 1e3 * now_seconds() - start;
 		if (pid < 0 || waitpid(pid, NULL, 0) != pid) {
 			perror("bench-names: fork");
 			exit(1);
@@ -134,14 +130,14 @@ static int parse_args(int argc, char **argv, struct config *c)
 {
 	int i;
 
-	c->json = 0;
-	c->vmas = 65536;
-	c->forks = 1000;
+	*c = (struct config){ 0 };
 	for (i = 1; i < argc; i++) {
 		char *end;
 
 		if (!strcmp(argv[i], "--json")) {
 			c->json = 1;
+		} else if (!strcmp(argv[i], "--quick")) {
+			c->quick = 1;
 		} else if ((!strcmp(argv[i], "--vmas") || !strcmp(argv[i], "--forks")) && i + 1 < argc) {
 			long v = strtol(argv[i + 1], &end, 10);
 
@@ -153,17 +149,89 @@ static int parse_args(int argc, char **argv, struct config *c)
 			return -EINVAL;
 		}
 	}
+	/* Sizes given are kept, with or without --quick. */
+	if (!c->vmas)
+		c->vmas = c->quick ? 1024 : 65536;
+	if (!c->forks)
+		c->forks = c->quick ? 50 : 1000;
 	return 0;
+}
+
+static double overhead_pct(double unnamed_ms, double named_ms)
+{
+	return 100 * (named_ms - unnamed_ms) / unnamed_ms;
+}
+
+static void touch_label(char *buf, size_t len, int t)
+{
+	snprintf(buf, len, "%d touched page%s", touches[t], touches[t] == 1 ? "" : "s");
+}
+
+/* The report: fork times by touched pages (a sweep), the named overhead, the seed's beside. */
+static void print_json(int argc, char **argv, const struct config *c, const char *backend,
+		       long per_round, double unnamed[NTOUCHES][ROUNDS], double named[NTOUCHES][ROUNDS])
+{
+	double mu[NTOUCHES], mn[NTOUCHES];
+	char label[32], what[96];
+	int t, k;
+
+	for (t = 0; t < NTOUCHES; t++) {
+		mu[t] = median_of(unnamed[t], ROUNDS);
+		mn[t] = median_of(named[t], ROUNDS);
+	}
+	report_begin("names", argc, argv);
+	report_param_int("vmas", c->vmas);
+	report_param_int("vma_pages", VMA_PAGES);
+	report_param_int("forks", c->forks);
+	report_param_int("rounds", ROUNDS);
+	report_param_int("forks_per_round", per_round);
+	report_param_str("names_backend", backend);
+	report_param_bool("quick", c->quick);
+	for (k = 0; k < 2; k++)
+		for (t = 0; t < NTOUCHES; t++) {
+			touch_label(label, sizeof(label), t);
+			report_row_begin("fork", k ? "named" : "unnamed", label);
+			report_row_x(touches[t], "pages");
+			report_metric("fork", "ms", k ? named[t] : unnamed[t], ROUNDS);
+			report_row_end();
+		}
+	for (t = 0; t < NTOUCHES; t++) {
+		touch_label(label, sizeof(label), t);
+		report_row_begin("named_overhead", NULL, label);
+		report_metric_value("overhead", "%", overhead_pct(mu[t], mn[t]));
+		report_row_end();
+	}
+	touch_label(label, sizeof(label), 0);
+	report_seed_begin("fork", "unnamed", label);
+	report_row_x(0, "pages");
+	report_metric_value("fork", "ms", SEED_UNNAMED_MS);
+	report_row_end();
+	report_seed_begin("fork", "named", label);
+	report_row_x(0, "pages");
+	report_metric_value("fork", "ms", SEED_NAMED_MS);
+	report_row_end();
+	for (t = 0; t < NTOUCHES; t++) {
+		touch_label(label, sizeof(label), t);
+		report_seed_begin("named_overhead", NULL, label);
+		report_metric_value("overhead", "%", seed_overhead_pct[t]);
+		report_row_end();
+	}
+	for (t = 0; t < NTOUCHES; t++) {
+		snprintf(what, sizeof(what), "named over unnamed fork time, %d touched pages", touches[t]);
+		report_ratio(what, mn[t] / mu[t]);
+	}
+	report_end();
 }
 
 int main(int argc, char **argv)
 {
-	static const int touches[] = { 0, 1, 10 };
+	static double unnamed[NTOUCHES][ROUNDS], named[NTOUCHES][ROUNDS];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const char *backend;
 	struct mmkit_features f;
 	struct config c;
-	unsigned int row;
-	int r, ret;
+	long per_round;
+	int t, r, ret;
 
 	if (argc == 2 && !strcmp(argv[1], "--help")) {
 		printf(USAGE);
@@ -174,17 +242,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mmkit_probe(&f);
-	if (c.json)
-		printf("{\"names_backend\": \"%s\", \"vmas\": %ld, \"forks\": %ld, \"rows\": [",
-		       f.feature[MMKIT_FEATURE_NAMES].backend, c.vmas, c.forks);
-	else
+	backend = f.feature[MMKIT_FEATURE_NAMES].backend;
+	per_round = c.forks / ROUNDS > 0 ? c.forks / ROUNDS : 1;
+	if (!c.json)
 		printf("fork() of a process with %ld anonymous VMAs of %d pages, %ld forks x %d rounds, "
-		       "names through %s\n%-14s %12s %12s %10s\n", c.vmas, VMA_PAGES, c.forks / ROUNDS,
-		       ROUNDS, f.feature[MMKIT_FEATURE_NAMES].backend,
-		       "touched pages", "unnamed ms", "named ms", "named +%");
-	for (row = 0; row < sizeof(touches) / sizeof(touches[0]); row++) {
-		double unnamed[ROUNDS], named[ROUNDS], mu, mn;
-		long per_round = c.forks / ROUNDS > 0 ? c.forks / ROUNDS : 1;
+		       "names through %s\n%-14s %12s %12s %10s\n", c.vmas, VMA_PAGES, per_round,
+		       ROUNDS, backend, "touched pages", "unnamed ms", "named ms", "named +%");
+	for (t = 0; t < NTOUCHES; t++) {
+		double mu, mn;
 
 		/*
 		 * Only the set being timed is mapped (with fork's VMA tree
@@ -194,30 +259,30 @@ int main(int argc, char **argv)
 		for (r = 0; r < ROUNDS; r++) {
 			int k;
 
+			progress("%d touched pages, round %d of %d", touches[t], r + 1, ROUNDS);
 			for (k = 0; k < 2; k++) {
 				int named_now = k ^ (r & 1);
 
-				ret = time_set(&c, touches[row], named_now, page,
-					       named_now ? &named[r] : &unnamed[r], per_round);
+				ret = time_set(&c, touches[t], named_now, page,
+					       named_now ? &named[t][r] : &unnamed[t][r], per_round);
 				if (ret) {
+					progress_done();
 					fprintf(stderr, "bench-names: %s (%ld VMAs need vm.max_map_count above %ld)\n",
 						strerror(-ret), c.vmas, c.vmas);
 					return 1;
 				}
 			}
 		}
-		qsort(unnamed, ROUNDS, sizeof(double), cmp_double);
-		qsort(named, ROUNDS, sizeof(double), cmp_double);
-		mu = unnamed[ROUNDS / 2];
-		mn = named[ROUNDS / 2];
 		if (c.json)
-			printf("%s{\"touched_pages\": %d, \"unnamed_ms\": %.3f, \"named_ms\": %.3f, "
-			       "\"named_overhead_pct\": %.1f}", row ? ", " : "", touches[row], mu, mn,
-			       100 * (mn - mu) / mu);
-		else
-			printf("%-14d %12.3f %12.3f %+9.1f%%\n", touches[row], mu, mn, 100 * (mn - mu) / mu);
+			continue;
+		mu = median_of(unnamed[t], ROUNDS);
+		mn = median_of(named[t], ROUNDS);
+		progress_done();
+		printf("%-14d %12.3f %12.3f %+9.1f%%\n", touches[t], mu, mn, overhead_pct(mu, mn));
+		fflush(stdout);
 	}
+	progress_done();
 	if (c.json)
-		printf("]}\n");
+		print_json(argc, argv, &c, backend, per_round, unnamed, named);
 	return 0;
 }

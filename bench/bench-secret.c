@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * mmkit bench secret [--json] [--rounds N]: secret allocators side by side.
+ * mmkit bench secret [--json] [--quick] [--rounds N]: secret allocators side
+ * by side.
  *
  *   mmkit/memfd_secret   mmkit_secret_alloc/free, memfd_secret backend
  *   mmkit/mlock          the same, MMKIT_SECRET_BACKEND=mlock
@@ -20,27 +21,13 @@
  * 1000 live secrets cost -- for OpenSSL that includes its arena, sized to
  * twice the need, which it locks whole at start.
  *
- * JSON keys (stable): {"rounds": N, "seconds_per_turn": X, "results":
- * [{"allocator": "...", "size": N, "available": true|false,
- * "ns_per_alloc_free": X, "alloc_free_per_sec": X,
- * "ns_per_alloc_free_with_live": X, "pages_per_1000": N,
- * "locked_kib_per_1000": N}], "ratios": [{"size": N,
- * "openssl_over_mmkit": X, "sodium_over_mmkit": X,
- * "openssl_over_mmkit_with_live": X, "sodium_over_mmkit_with_live": X}]},
- * "targets": [{"target": "...", "figure": "...", "met": true|false}]},
- * with "background_live": 100 at the top; the ratios compare the time per
- * pair with mmkit/memfd_secret's (above 1: mmkit is faster).  After
- * "results" come "threads": [{"allocator": "...", "threads": N,
- * "live_per_thread": 100, "size": 32, "available": true|false,
- * "ns_per_pair": X}] (time per pair per thread: wall time x threads /
- * pairs; also rows of allocator "control", no allocator, live_per_thread
- * 0: the machine's own scaling during the run) and "bulk": [{"allocator": "...", "live": N, "size": 32,
- * "available": true|false, "ns_per_op_warm": X, "ns_per_op_cold": X,
- * "cold_faults": N}], a row not measured with a "reason" and no figures,
- * then "memfd_secret_fault_ns": X (one page fault of a bare memfd_secret
- * mapping; 0 without memfd_secret); "targets" then also
- * holds the issue's four goals (2 threads, bulk warm and cold against
- * OpenSSL, one thread with 100 live against OpenSSL).
+ * --json gives the mmkit-bench/1 report (mmkit-bench(7)): tables speed_32
+ * and speed_4096 (ns per pair, alone and with 100 live), space_32 and
+ * space_4096 (pages and locked KiB per 1000 live), the sweep threads (ns per
+ * pair per thread by thread count, a control series with no allocator),
+ * bulk_10000 and bulk_200000 (ns per operation warm and cold, cold faults)
+ * and memfd_secret_fault; the ratios compare with mmkit/memfd_secret (above
+ * 1: mmkit is faster); the targets are the goals.  --quick is one round.
  *
  * A peer is built in only where pkg-config found it when mmkit was built
  * (the Makefile defines HAVE_LIBSODIUM, HAVE_OPENSSL); one left out has
@@ -63,6 +50,7 @@
 #endif
 
 #include "mmkit.h"
+#include "report.h"
 
 enum allocator { MMKIT_SECRETMEM, MMKIT_MLOCK, SODIUM, OPENSSL, NALLOC };
 
@@ -107,6 +95,8 @@ struct reply {
 	int err;
 	double ns_per_pair;
 	double ns_warm;		/* bulk: the second round's, the first's in ns_per_pair */
+	double ns_cpu;		/* threads: CPU time per pair, wall time's in ns_per_pair */
+	double running;		/* threads: how many ran at once, on average */
 	long long pages;
 	long long locked_kib;
 };
@@ -115,15 +105,8 @@ struct worker {
 	pid_t pid;
 	int to, from;
 	int available;
+	int err;		/* why it stopped being available */
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Prepares the allocator in this (fresh) process; -errno if it cannot work. */
 static int setup(enum allocator a, size_t arena)
@@ -214,7 +197,7 @@ static double time_pairs(enum allocator a, size_t size, int live, double seconds
 		if (!held[i])
 			return -1;
 	}
-	start = now();
+	start = now_seconds();
 	do {
 		for (i = 0; i < batch; i++) {
 			volatile char *p = alloc(a, size);
@@ -227,7 +210,7 @@ static double time_pairs(enum allocator a, size_t size, int live, double seconds
 		pairs += batch;
 		if (batch < 4096)
 			batch *= 2;
-		elapsed = now() - start;
+		elapsed = now_seconds() - start;
 	} while (elapsed < seconds);
 	for (i = 0; i < live; i++)
 		release(a, held[i]);
@@ -235,44 +218,37 @@ static double time_pairs(enum allocator a, size_t size, int live, double seconds
 }
 
 static int worker_run(struct worker *w, const struct request *rq, struct reply *rp);
-static int cmp_double(const void *a, const void *b);
 
 /*
  * Runs @fn in a fresh process, where it fills *@rp, and waits for it: the
  * measurement starts from an allocator nobody has used.  -EPIPE when the
  * child died before it replied.
  */
-static int in_fresh_process(void (*fn)(const void *arg, struct reply *rp), const void *arg,
+static int in_fresh_process(void (*fn)(const void *arg, void *rp), const void *arg,
 			    struct reply *rp)
 {
-	int up[2], status, err;
-	pid_t pid;
+	int status, err;
 
 	memset(rp, 0, sizeof(*rp));
-	if (pipe(up))
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(up[0]);
-		close(up[1]);
-		return err;
-	}
-	if (pid == 0) {
-		close(up[0]);
-		fn(arg, rp);
-		_exit(write(up[1], rp, sizeof(*rp)) != sizeof(*rp));
-	}
-	close(up[1]);
-	if (read(up[0], rp, sizeof(*rp)) != sizeof(*rp))
-		rp->err = -EPIPE;
-	close(up[0]);
-	waitpid(pid, &status, 0);
+	err = in_child(fn, arg, rp, sizeof(*rp), &status);
+	if (err)
+		rp->err = err;
 	return rp->err;
 }
 
+/* Why allocator @a has no figures, NULL when it has; @buf holds a failure's. */
+static const char *worker_why(const struct worker *w, enum allocator a, char *buf, size_t len)
+{
+	if (not_built[a])
+		return not_built[a];
+	if (w[a].available)
+		return NULL;
+	snprintf(buf, len, "failed here: %s", strerror(-w[a].err));
+	return buf;
+}
+
 #include "secret-scale.h"
+#include "secret-direct-map.h"
 
 static void worker_main(enum allocator a, int in, int out)
 {
@@ -291,8 +267,14 @@ static void worker_main(enum allocator a, int in, int out)
 	while (read(in, &rq, sizeof(rq)) == sizeof(rq)) {
 		if (!rp.err && rq.kind == PAIRS)
 			rp.ns_per_pair = time_pairs(a, rq.size, rq.live, rq.seconds);
-		if (!rp.err && rq.kind == THREADS)
-			rp.ns_per_pair = time_threads(a, 0, rq.threads, rq.seconds);
+		if (!rp.err && rq.kind == THREADS) {
+			struct thread_figures f = { -1, -1, -1 };
+
+			time_threads(a, 0, rq.threads, rq.seconds, &f);
+			rp.ns_per_pair = f.wall;
+			rp.ns_cpu = f.cpu;
+			rp.running = f.running;
+		}
 		if (!rp.err && rp.ns_per_pair < 0)
 			rp.err = -ENOMEM;
 		if (write(out, &rp, sizeof(rp)) != sizeof(rp))
@@ -324,11 +306,16 @@ static int worker_start(struct worker *w, enum allocator a)
 	return 0;
 }
 
+/* A request answered; a worker that fails is unavailable from then on. */
 static int worker_run(struct worker *w, const struct request *rq, struct reply *rp)
 {
 	if (write(w->to, rq, sizeof(*rq)) != sizeof(*rq) || read(w->from, rp, sizeof(*rp)) != sizeof(*rp))
-		return -EPIPE;
-	return rp->err;
+		w->err = -EPIPE;
+	else
+		w->err = rp->err;
+	if (w->err)
+		w->available = 0;
+	return w->err;
 }
 
 /* Resident pages (statm) and VmLck in KiB of this process. */
@@ -368,9 +355,10 @@ struct space_args {
 };
 
 /* What 1000 live secrets of a size cost, measured in a fresh process. */
-static void space_in_child(const void *arg, struct reply *rp)
+static void space_in_child(const void *arg, void *out)
 {
 	const struct space_args *sa = arg;
+	struct reply *rp = out;
 	static void *p[LIVE];
 	long long pages0, locked0;
 	int i;
@@ -398,16 +386,95 @@ static int measure_space(enum allocator a, size_t size, struct reply *rp)
 	return in_fresh_process(space_in_child, &sa, rp);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double ratio(double median[NALLOC][NSIZES][NBG], enum allocator a, size_t s, int b)
 {
 	return median[a][s][b] / median[MMKIT_SECRETMEM][s][b];
+}
+
+static void speed_space_rows(const struct worker *w, struct reply space[NALLOC][NSIZES],
+			     double samples[NALLOC][NSIZES][NBG][MAX_ROUNDS], int rounds)
+{
+	char table[32], buf[96];
+	const char *why;
+	size_t s;
+	int a;
+
+	for (s = 0; s < NSIZES; s++)
+		for (a = 0; a < NALLOC; a++) {
+			snprintf(table, sizeof(table), "speed_%zu", sizes[s]);
+			report_row_begin(table, NULL, names[a]);
+			why = worker_why(w, a, buf, sizeof(buf));
+			if (why) {
+				report_row_unavailable(why);
+			} else {
+				report_metric("alone", "ns", samples[a][s][0], rounds);
+				report_metric("with_100_live", "ns", samples[a][s][1], rounds);
+			}
+			report_row_end();
+		}
+	for (s = 0; s < NSIZES; s++)
+		for (a = 0; a < NALLOC; a++) {
+			snprintf(table, sizeof(table), "space_%zu", sizes[s]);
+			report_row_begin(table, NULL, names[a]);
+			why = not_built[a];
+			if (!why && space[a][s].err) {
+				snprintf(buf, sizeof(buf), "failed here: %s", strerror(-space[a][s].err));
+				why = buf;
+			}
+			if (why) {
+				report_row_unavailable(why);
+			} else {
+				report_metric_value("pages_per_1000", "pages", (double)space[a][s].pages);
+				report_metric_value("locked_per_1000", "KiB", (double)space[a][s].locked_kib);
+			}
+			report_row_end();
+		}
+}
+
+static void print_json(int argc, char **argv, const struct worker *w, struct reply space[NALLOC][NSIZES],
+		       double samples[NALLOC][NSIZES][NBG][MAX_ROUNDS], double median[NALLOC][NSIZES][NBG],
+		       int rounds, int quick)
+{
+	static const enum allocator peers[] = { OPENSSL, SODIUM };
+	char what[96], figure[96];
+	size_t s, p;
+	int b;
+
+	report_begin("secret", argc, argv);
+	report_param_int("rounds", rounds);
+	report_param_double("seconds_per_turn", TURN_SECONDS);
+	report_param_int("background_live", BACKGROUND);
+	report_param_int("space_live", LIVE);
+	report_param_int("threads_live_per_thread", SCALE_LIVE);
+	report_param_int("scale_size", SCALE_SIZE);
+	report_param_bool("quick", quick);
+	speed_space_rows(w, space, samples, rounds);
+	scale_rows_json(w, rounds);
+	for (s = 0; s < NSIZES; s++)
+		for (p = 0; p < sizeof(peers) / sizeof(peers[0]); p++)
+			for (b = 0; b < NBG && w[peers[p]].available && w[MMKIT_SECRETMEM].available; b++) {
+				snprintf(what, sizeof(what), "%s over mmkit/memfd_secret, %zu B %s",
+					 names[peers[p]], sizes[s], b ? "with 100 live" : "alone");
+				report_ratio(what, ratio(median, peers[p], s, b));
+			}
+	scale_ratios_json(w);
+	if (!w[MMKIT_SECRETMEM].available || !w[OPENSSL].available || !w[SODIUM].available) {
+		report_target("32 B alloc+free at least as fast as OpenSSL's secure heap and 100x faster "
+			      "than libsodium", "not measured: an allocator is unavailable here", 0);
+		report_end();
+		return;
+	}
+	snprintf(figure, sizeof(figure), "%.0f ns vs %.0f ns alone, %.0f ns vs %.0f ns with %d live",
+		 median[MMKIT_SECRETMEM][0][0], median[OPENSSL][0][0], median[MMKIT_SECRETMEM][0][1],
+		 median[OPENSSL][0][1], BACKGROUND);
+	report_target("32 B alloc+free at least as fast as OpenSSL's secure heap", figure,
+		      ratio(median, OPENSSL, 0, 0) >= 1 && ratio(median, OPENSSL, 0, 1) >= 1);
+	snprintf(figure, sizeof(figure), "%.0fx alone, %.0fx with %d live", ratio(median, SODIUM, 0, 0),
+		 ratio(median, SODIUM, 0, 1), BACKGROUND);
+	report_target("32 B alloc+free 100x faster than libsodium", figure,
+		      ratio(median, SODIUM, 0, 0) >= 100 && ratio(median, SODIUM, 0, 1) >= 100);
+	scale_goals_json();
+	report_end();
 }
 
 int main(int argc, char **argv)
@@ -417,12 +484,17 @@ int main(int argc, char **argv)
 	struct reply space[NALLOC][NSIZES], rp;
 	struct request rq;
 	struct worker w[NALLOC];
-	int json = 0, rounds = 9, comparable, r, i, k, a, b;
+	int json = 0, quick = 0, rounds = 0, comparable, r, i, k, a, b;
 	size_t s;
 
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--direct-map"))
+			return direct_map_main(argc, argv);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
 		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
 			rounds = atoi(argv[++i]);
 			if (rounds < 1 || rounds > MAX_ROUNDS) {
@@ -431,16 +503,20 @@ int main(int argc, char **argv)
 			}
 		} else {
 			fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
-				"usage: mmkit bench secret [--json] [--rounds N]\n"
-				"  32 B and 4 KiB secrets: alloc+free speed (median of N rounds, default 9),\n"
-				"  alone and with %d others live, and pages per 1000 live secrets;\n"
+				"usage: mmkit bench secret [--json] [--quick] [--rounds N]\n"
+				"  32 B and 4 KiB secrets: alloc+free speed (median of N rounds, default 9,\n"
+				"  --quick 1), alone and with %d others live, and pages per 1000 live secrets;\n"
 				"  1, 2, 4, 8 threads with %d live each; bulk rounds of 10,000 and\n"
 				"  200,000 live, warm and cold:\n"
-				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n", BACKGROUND,
+				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n"
+				"       mmkit bench secret --direct-map [--secrets N] [--rounds N] [--quick] [--json]\n"
+				"  the kernel's direct map split by N live secrets (--direct-map --help)\n", BACKGROUND,
 				SCALE_LIVE);
 			return !strcmp(argv[i], "--help") ? 0 : 2;
 		}
 	}
+	if (!rounds)
+		rounds = quick ? 1 : 9;
 	/* Workers are forked before anything here touches an allocator. */
 	for (a = 0; a < NALLOC; a++) {
 		w[a].available = 0;
@@ -449,6 +525,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	progress("space");
 	for (a = 0; a < NALLOC; a++)
 		for (s = 0; s < NSIZES; s++)
 			if (!not_built[a])
@@ -457,13 +534,13 @@ int main(int argc, char **argv)
 		for (s = 0; s < NSIZES; s++)
 			for (b = 0; b < NBG; b++)
 				for (k = 0; k < NALLOC; k++) {
+					progress("round %d of %d: %zu B pairs", r + 1, rounds, sizes[s]);
 					/* A different allocator goes first each round. */
 					a = (k + r) % NALLOC;
 					if (!w[a].available)
 						continue;
 					rq = (struct request){ PAIRS, sizes[s], backgrounds[b], 1, TURN_SECONDS };
-					if (worker_run(&w[a], &rq, &rp))
-						w[a].available = 0;
+					worker_run(&w[a], &rq, &rp);
 					samples[a][s][b][r] = rp.ns_per_pair;
 				}
 		run_scale_round(w, r);
@@ -479,58 +556,15 @@ int main(int argc, char **argv)
 		if (!not_built[a])
 			waitpid(w[a].pid, NULL, 0);
 		for (s = 0; s < NSIZES; s++)
-			for (b = 0; b < NBG; b++) {
-				qsort(samples[a][s][b], (size_t)rounds, sizeof(double), cmp_double);
-				median[a][s][b] = samples[a][s][b][rounds / 2];
-			}
+			for (b = 0; b < NBG; b++)
+				median[a][s][b] = median_of(samples[a][s][b], rounds);
 	}
 	scale_medians(rounds);
+	progress_done();
 
 	comparable = w[MMKIT_SECRETMEM].available && w[OPENSSL].available && w[SODIUM].available;
 	if (json) {
-		printf("{\"rounds\": %d, \"seconds_per_turn\": %.2f, \"background_live\": %d, \"results\": [",
-		       rounds, TURN_SECONDS, BACKGROUND);
-		for (a = 0; a < NALLOC; a++)
-			for (s = 0; s < NSIZES; s++) {
-				int ok = w[a].available && !space[a][s].err;
-
-				printf("%s\n  {\"allocator\": \"%s\", \"size\": %zu, \"available\": %s",
-				       a || s ? "," : "", names[a], sizes[s], ok ? "true" : "false");
-				if (not_built[a])
-					printf(", \"reason\": \"%s\"", not_built[a]);
-				if (ok)
-					printf(", \"ns_per_alloc_free\": %.1f, \"alloc_free_per_sec\": %.0f, "
-					       "\"ns_per_alloc_free_with_live\": %.1f, "
-					       "\"pages_per_1000\": %lld, \"locked_kib_per_1000\": %lld",
-					       median[a][s][0], 1e9 / median[a][s][0], median[a][s][1],
-					       space[a][s].pages, space[a][s].locked_kib);
-				printf("}");
-			}
-		printf("\n ]");
-		print_scale_json(w);
-		printf(", \"ratios\": [");
-		if (!comparable) {
-			printf("], \"targets\": [\n  {\"target\": \"32 B alloc+free at least as fast as "
-			       "OpenSSL's secure heap and 100x faster than libsodium\", \"figure\": "
-			       "\"not measured: an allocator is unavailable here\", \"met\": false}\n]}\n");
-			return 0;
-		}
-		for (s = 0; s < NSIZES; s++)
-			printf("%s\n  {\"size\": %zu, \"openssl_over_mmkit\": %.2f, \"sodium_over_mmkit\": %.1f, "
-			       "\"openssl_over_mmkit_with_live\": %.2f, \"sodium_over_mmkit_with_live\": %.1f}",
-			       s ? "," : "", sizes[s], ratio(median, OPENSSL, s, 0), ratio(median, SODIUM, s, 0),
-			       ratio(median, OPENSSL, s, 1), ratio(median, SODIUM, s, 1));
-		printf("\n], \"targets\": [\n  {\"target\": \"32 B alloc+free at least as fast as OpenSSL's secure heap\", "
-		       "\"figure\": \"%.0f ns vs %.0f ns alone, %.0f ns vs %.0f ns with %d live\", \"met\": %s},\n",
-		       median[MMKIT_SECRETMEM][0][0], median[OPENSSL][0][0], median[MMKIT_SECRETMEM][0][1],
-		       median[OPENSSL][0][1], BACKGROUND,
-		       ratio(median, OPENSSL, 0, 0) >= 1 && ratio(median, OPENSSL, 0, 1) >= 1 ? "true" : "false");
-		printf("  {\"target\": \"32 B alloc+free 100x faster than libsodium\", "
-		       "\"figure\": \"%.0fx alone, %.0fx with %d live\", \"met\": %s}",
-		       ratio(median, SODIUM, 0, 0), ratio(median, SODIUM, 0, 1), BACKGROUND,
-		       ratio(median, SODIUM, 0, 0) >= 100 && ratio(median, SODIUM, 0, 1) >= 100 ? "true" : "false");
-		print_goals_json();
-		printf("\n]}\n");
+		print_json(argc, argv, w, space, samples, median, rounds, quick);
 		return 0;
 	}
 	printf("secret allocators: one alloc+free pair, median of %d rounds of %.2f s each,\n"

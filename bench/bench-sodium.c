@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * mmkit bench sodium [--rounds N] [--cap N] [--shim PATH]: libsodium's
- * guarded heap beside the same calls on mmkit (libmmkit-sodium.so).
+ * mmkit bench sodium [--json] [--quick] [--rounds N] [--cap N] [--shim PATH]:
+ * libsodium's guarded heap beside the same calls on mmkit (libmmkit-sodium.so).
  *
  * The program runs itself as workers: one with the system's libsodium
  * alone, one with the shim preloaded, so that both measure the very same
@@ -19,6 +19,11 @@
  * it reads /proc/self/maps (VMAs) and /proc/self/statm (address space and
  * resident pages), and the growth per allocation is shown.  Where the cap
  * is reached first the table says so: failure would come later.
+ *
+ * --json gives the mmkit-bench/1 report (mmkit-bench(7)): tables speed,
+ * live, vmas_per_allocation and pages_per_allocation, a row each for
+ * libsodium and mmkit-sodium, unavailable with the reason where libsodium
+ * or the shim is missing.  --quick: one round, a cap of 10,001.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,6 +35,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "report.h"
+
 #define LIBSODIUM	"libsodium.so.23"
 #define SHIM_NAME	"libmmkit-sodium.so"
 #define MAX_ROUNDS	99
@@ -38,6 +45,7 @@
 /* Live allocations at which VMAs and pages are sampled. */
 #define SAMPLE_LIVE	10000
 #define DEFAULT_CAP	100000
+#define QUICK_CAP	(SAMPLE_LIVE + 1)
 
 struct sodium {
 	int (*init)(void);
@@ -52,19 +60,6 @@ static long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void sodium_open(struct sodium *s)
@@ -111,7 +106,7 @@ static double speed(const struct sodium *s)
 		} while ((t = now_ns()) - start < BATCH_NS);
 		batch[b] = (double)(t - start) / (double)pairs;
 	}
-	return median(batch, BATCHES);
+	return median_of(batch, BATCHES);
 }
 
 static long maps_count(void)
@@ -185,8 +180,9 @@ static int worker(const char *what, long cap)
 }
 
 struct result {
+	const char *why;	/* not measured, and why; NULL when measured */
 	char from[PATH_MAX];
-	double ns[MAX_ROUNDS];
+	double ns[MAX_ROUNDS], median_ns;
 	long live;
 	int capped, err;
 	double vmas, space, resident;	/* per live allocation; -1: not sampled */
@@ -295,61 +291,30 @@ static void print_row(const char *what, double plain, double shim, const char *u
 	printf("\n");
 }
 
-int main(int argc, char **argv)
-{
-	static struct result plain, shimmed;
-	const char *shim = NULL;
-	long cap = DEFAULT_CAP;
-	int rounds = 3, i;
+#define USAGE	"usage: mmkit bench sodium [--json] [--quick] [--rounds N] [--cap N] [--shim PATH]\n" \
+		"  (defaults: 3 rounds, cap 100000; --quick: 1 round, cap 10001)\n"
 
-	if (argc == 4 && !strcmp(argv[1], "--worker"))
-		return worker(argv[2], parse_num(argv[3], SAMPLE_LIVE + 1, 10000000, "--cap"));
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--rounds")) {
-			rounds = (int)parse_num(argv[++i], 1, MAX_ROUNDS, "--rounds");
-		} else if (!strcmp(argv[i], "--cap")) {
-			cap = parse_num(argv[++i], SAMPLE_LIVE + 1, 10000000, "--cap");
-		} else if (!strcmp(argv[i], "--shim") && i + 1 < argc) {
-			shim = argv[++i];
-		} else {
-			fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
-				"usage: mmkit bench sodium [--rounds N] [--cap N] [--shim PATH]\n");
-			return strcmp(argv[i], "--help") ? 2 : 0;
-		}
-	}
-	if (!shim)
-		shim = find_shim();
-	if (!shim || access(shim, R_OK)) {
-		fprintf(stderr, "bench-sodium: no %s (give --shim PATH)\n", shim ? shim : SHIM_NAME);
-		return 1;
-	}
-	for (i = 0; i < rounds; i++) {
-		run_worker(NULL, "speed", cap, &plain, i);
-		run_worker(shim, "speed", cap, &shimmed, i);
-	}
-	plain.vmas = shimmed.vmas = -1;
-	run_worker(NULL, "live", cap, &plain, 0);
-	run_worker(shim, "live", cap, &shimmed, 0);
-	if (!strstr(shimmed.from, SHIM_NAME) || strstr(plain.from, SHIM_NAME)) {
-		fprintf(stderr, "bench-sodium: sodium_malloc came from %s and %s: not libsodium and the shim\n",
-			plain.from, shimmed.from);
-		return 1;
-	}
+static void print_text(const struct result *plain, const struct result *shimmed, int rounds)
+{
+	int i;
+
 	printf("sodium_malloc/sodium_free: libsodium (%s) and the mmkit shim (%s),\n"
-	       "one run, the two taking turns; time: median of %d rounds\n\n", plain.from, shimmed.from,
-	       rounds);
+	       "one run, the two taking turns; time: median of %d rounds\n\n", plain->from,
+	       shimmed->from, rounds);
 	printf("%-44s %12s %12s   %s\n", "", "LIBSODIUM", "MMKIT-SODIUM", "RATIO");
-	print_row("ns per sodium_malloc(32)+sodium_free", median(plain.ns, rounds),
-		  median(shimmed.ns, rounds), "faster", 1);
-	print_row("live 32 B allocations before failure", (double)plain.live, (double)shimmed.live,
+	print_row("ns per sodium_malloc(32)+sodium_free", plain->median_ns, shimmed->median_ns,
+		  "faster", 1);
+	print_row("live 32 B allocations before failure", (double)plain->live, (double)shimmed->live,
 		  "more", 0);
-	if (plain.vmas >= 0 && shimmed.vmas >= 0) {
-		print_row("VMAs per live allocation", plain.vmas, shimmed.vmas, "fewer", 1);
-		print_row("address-space pages per live allocation", plain.space, shimmed.space, "fewer", 1);
-		print_row("resident pages per live allocation", plain.resident, shimmed.resident, "fewer", 1);
+	if (plain->vmas >= 0 && shimmed->vmas >= 0) {
+		print_row("VMAs per live allocation", plain->vmas, shimmed->vmas, "fewer", 1);
+		print_row("address-space pages per live allocation", plain->space, shimmed->space,
+			  "fewer", 1);
+		print_row("resident pages per live allocation", plain->resident, shimmed->resident,
+			  "fewer", 1);
 	}
 	for (i = 0; i < 2; i++) {
-		const struct result *r = i ? &shimmed : &plain;
+		const struct result *r = i ? shimmed : plain;
 
 		printf("%s: %s\n", i ? "mmkit-sodium" : "libsodium",
 		       r->capped ? "the cap was reached before any failure (--cap)" :
@@ -357,5 +322,160 @@ int main(int argc, char **argv)
 	}
 	printf("(VMAs and pages sampled at %d live; vm.max_map_count bounds the live count)\n",
 	       SAMPLE_LIVE);
+}
+
+static void print_json(int argc, char **argv, struct result *const res[2], int rounds, long cap,
+		       int quick)
+{
+	static const char *const label[2] = { "libsodium", "mmkit-sodium" };
+	const struct result *plain = res[0], *shimmed = res[1];
+	int i;
+
+	report_begin("sodium", argc, argv);
+	report_param_int("rounds", rounds);
+	report_param_int("cap", cap);
+	report_param_int("sample_live", SAMPLE_LIVE);
+	report_param_int("batches_per_round", BATCHES);
+	report_param_double("batch_ms", BATCH_NS / 1e6);
+	report_param_bool("quick", quick);
+	for (i = 0; i < 2; i++)
+		if (!res[i]->why) {
+			report_param_str(i ? "mmkit_sodium_from" : "libsodium_from", res[i]->from);
+			report_param_bool(i ? "mmkit_sodium_reached_cap" : "libsodium_reached_cap",
+					  res[i]->capped);
+		}
+	for (i = 0; i < 2; i++) {
+		report_row_begin("speed", NULL, label[i]);
+		if (res[i]->why)
+			report_row_unavailable(res[i]->why);
+		else
+			report_metric("alloc_free", "ns", res[i]->ns, rounds);
+		report_row_end();
+	}
+	for (i = 0; i < 2; i++) {
+		report_row_begin("live", NULL, label[i]);
+		if (res[i]->why)
+			report_row_unavailable(res[i]->why);
+		else
+			report_metric_value("allocations", "allocations", (double)res[i]->live);
+		report_row_end();
+	}
+	for (i = 0; i < 2; i++) {
+		const char *why = res[i]->why ? res[i]->why :
+				  res[i]->vmas < 0 ? "fewer live allocations than the sample point" : NULL;
+
+		report_row_begin("vmas_per_allocation", NULL, label[i]);
+		if (why)
+			report_row_unavailable(why);
+		else
+			report_metric_value("vmas", "VMAs", res[i]->vmas);
+		report_row_end();
+		report_row_begin("pages_per_allocation", NULL, label[i]);
+		if (why) {
+			report_row_unavailable(why);
+		} else {
+			report_metric_value("address_space", "pages", res[i]->space);
+			report_metric_value("resident", "pages", res[i]->resident);
+		}
+		report_row_end();
+	}
+	if (!plain->why && !shimmed->why) {
+		report_ratio("libsodium over mmkit-sodium, time per pair", plain->median_ns / shimmed->median_ns);
+		report_ratio("mmkit-sodium over libsodium, live allocations",
+			     (double)shimmed->live / (double)plain->live);
+		if (plain->vmas >= 0 && shimmed->vmas > 0)
+			report_ratio("libsodium over mmkit-sodium, VMAs per allocation",
+				     plain->vmas / shimmed->vmas);
+	}
+	report_end();
+}
+
+/* Why libsodium cannot be measured here, NULL if it can. */
+static const char *libsodium_missing(void)
+{
+	static char why[256];
+	void *h = dlopen(LIBSODIUM, RTLD_LAZY | RTLD_LOCAL);
+
+	if (h) {
+		dlclose(h);
+		return NULL;
+	}
+	snprintf(why, sizeof(why), "%s (Debian package libsodium23)", dlerror());
+	return why;
+}
+
+int main(int argc, char **argv)
+{
+	static struct result plain, shimmed;
+	struct result *const res[2] = { &plain, &shimmed };
+	const char *shim = NULL;
+	long cap = 0;
+	int rounds = 0, json = 0, quick = 0, i;
+
+	if (argc == 4 && !strcmp(argv[1], "--worker"))
+		return worker(argv[2], parse_num(argv[3], SAMPLE_LIVE + 1, 10000000, "--cap"));
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[i], "--rounds")) {
+			rounds = (int)parse_num(argv[++i], 1, MAX_ROUNDS, "--rounds");
+		} else if (!strcmp(argv[i], "--cap")) {
+			cap = parse_num(argv[++i], SAMPLE_LIVE + 1, 10000000, "--cap");
+		} else if (!strcmp(argv[i], "--shim") && i + 1 < argc) {
+			shim = argv[++i];
+		} else {
+			fputs(USAGE, strcmp(argv[i], "--help") ? stderr : stdout);
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
+	/* What was given is kept, with or without --quick. */
+	if (!rounds)
+		rounds = quick ? 1 : 3;
+	if (!cap)
+		cap = quick ? QUICK_CAP : DEFAULT_CAP;
+	if (shim && access(shim, R_OK)) {
+		fprintf(stderr, "bench-sodium: --shim %s: %s\n", shim, strerror(errno));
+		return 1;
+	}
+	if (!shim)
+		shim = find_shim();
+	plain.why = shimmed.why = libsodium_missing();
+	if (!shimmed.why && !shim)
+		shimmed.why = "no libmmkit-sodium.so beside the build tree or the install (give --shim PATH)";
+	for (i = 0; i < rounds && !plain.why; i++) {
+		progress("round %d of %d", i + 1, rounds);
+		run_worker(NULL, "speed", cap, &plain, i);
+		if (!shimmed.why)
+			run_worker(shim, "speed", cap, &shimmed, i);
+	}
+	plain.vmas = shimmed.vmas = -1;
+	progress("live allocations, up to %ld", cap);
+	if (!plain.why)
+		run_worker(NULL, "live", cap, &plain, 0);
+	if (!shimmed.why)
+		run_worker(shim, "live", cap, &shimmed, 0);
+	progress_done();
+	if ((!shimmed.why && !strstr(shimmed.from, SHIM_NAME)) || (!plain.why && strstr(plain.from, SHIM_NAME))) {
+		fprintf(stderr, "bench-sodium: sodium_malloc came from %s and %s: not libsodium and the shim\n",
+			plain.from, shimmed.from);
+		return 1;
+	}
+	for (i = 0; i < 2; i++)
+		if (!res[i]->why)
+			res[i]->median_ns = median_of(res[i]->ns, rounds);
+	if (json) {
+		print_json(argc, argv, res, rounds, cap, quick);
+		return 0;
+	}
+	if (plain.why || shimmed.why) {
+		for (i = 0; i < 2; i++)
+			if (res[i]->why)
+				printf("%s: unavailable: %s\n", i ? "mmkit-sodium" : "libsodium", res[i]->why);
+		printf("no comparison: one side is unavailable here\n");
+		return 0;
+	}
+	print_text(&plain, &shimmed, rounds);
 	return 0;
 }

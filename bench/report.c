@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,6 +316,44 @@ void report_end(void)
 {
 	enter(S_DONE);
 	fflush(stdout);
+}
+
+int in_child(void (*fn)(const void *arg, void *out), const void *arg, void *out, size_t len,
+	     int *status)
+{
+	int up[2], err = 0;
+	pid_t pid;
+
+	*status = 0;
+	if (pipe(up))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(up[0]);
+		close(up[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(up[0]);
+		fn(arg, out);
+		_exit(write(up[1], out, len) != (ssize_t)len);
+	}
+	close(up[1]);
+	if (read(up[0], out, len) != (ssize_t)len)
+		err = -EPIPE;
+	close(up[0]);
+	waitpid(pid, status, 0);
+	return err;
+}
+
+double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static struct timespec started;

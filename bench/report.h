@@ -25,6 +25,8 @@
 #ifndef MMKIT_BENCH_REPORT_H
 #define MMKIT_BENCH_REPORT_H
 
+#include <stddef.h>
+
 /* Starts the JSON report of benchmark @bench run as @argv. */
 void report_begin(const char *bench, int argc, char **argv);
 
@@ -58,6 +60,18 @@ void report_end(void);
  */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress_done(void);
+
+/*
+ * Runs @fn(@arg, @out) in a forked child, a measurement in a fresh
+ * process, which sends the @len bytes at @out back: 0, or -errno when it
+ * could not run or sent nothing (-EPIPE; @out is then as @fn left it in
+ * the child, unknown here).  *@status: the child's wait status.
+ */
+int in_child(void (*fn)(const void *arg, void *out), const void *arg, void *out, size_t len,
+	     int *status);
+
+/* Seconds of CLOCK_MONOTONIC. */
+double now_seconds(void);
 
 /* The median of @n samples (sorts them). */
 double median_of(double *samples, int n);

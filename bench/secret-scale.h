@@ -12,6 +12,12 @@
  *            arithmetic steps and a 32-byte write per "pair", nothing
  *            shared): its own 2-thread over 1-thread ratio is what the
  *            machine gave during the run (other processes take cores).
+ *            The wall figure is the product of two that are also given:
+ *            the threads' CPU time per pair (what the allocator costs: a
+ *            contended cache line shows here) and T over the threads
+ *            running at once on average (their CPU time over wall time:
+ *            below T when the machine lends fewer cores, or when threads
+ *            sleep on a lock).
  *   bulk     N secrets of 32 B allocated, a tenth of them (every tenth)
  *            freed and allocated again ten times, then all freed: 4N
  *            operations, the figure time / 4N.  Cold: the first round of
@@ -50,8 +56,24 @@ struct thread_run {
 	pthread_barrier_t *start;
 	int *stop;
 	long long pairs;
+	double cpu;		/* seconds of this thread's CPU time while timed */
 	int failed;
 };
+
+/* What time_threads() measures; wall = cpu x threads / running. */
+struct thread_figures {
+	double wall;		/* ns per pair per thread: wall time x threads / pairs */
+	double cpu;		/* ns of thread CPU time per pair */
+	double running;		/* threads running at once, on average */
+};
+
+static double thread_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void *thread_pairs(void *arg)
 {
@@ -65,6 +87,7 @@ static void *thread_pairs(void *arg)
 		t->failed |= !held[i];
 	}
 	pthread_barrier_wait(t->start);
+	t->cpu = -thread_cpu_seconds();
 	while (!t->failed && !__atomic_load_n(t->stop, __ATOMIC_RELAXED)) {
 		for (j = 0; j < 64 && t->control; j++) {
 			uint64_t x = (uint64_t)j;
@@ -87,19 +110,21 @@ static void *thread_pairs(void *arg)
 		}
 		t->pairs += j;
 	}
+	t->cpu += thread_cpu_seconds();
 	for (i = 0; i < SCALE_LIVE; i++)
 		if (held[i])
 			release(t->a, held[i]);
 	return NULL;
 }
 
-/* @threads threads timing pairs for about @seconds: ns per pair per thread, or -1. */
-static double time_threads(enum allocator a, int control, int threads, double seconds)
+/* @threads threads timing pairs for about @seconds into @f: 0, or -1. */
+static int time_threads(enum allocator a, int control, int threads, double seconds,
+			struct thread_figures *f)
 {
 	struct thread_run t[MAX_THREADS];
 	struct timespec nap = { 0, (long)(seconds * 1e9) };
 	pthread_barrier_t start;
-	double t0, t1;
+	double t0, t1, cpu = 0;
 	long long pairs = 0;
 	int stop = 0, failed = 0, i;
 
@@ -110,17 +135,23 @@ static double time_threads(enum allocator a, int control, int threads, double se
 			return -1;
 	}
 	pthread_barrier_wait(&start);
-	t0 = now();
+	t0 = now_seconds();
 	nanosleep(&nap, NULL);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < threads; i++) {
 		pthread_join(t[i].thread, NULL);
 		pairs += t[i].pairs;
+		cpu += t[i].cpu;
 		failed |= t[i].failed;
 	}
-	t1 = now();
+	t1 = now_seconds();
 	pthread_barrier_destroy(&start);
-	return failed || !pairs ? -1 : (t1 - t0) * 1e9 * threads / (double)pairs;
+	if (failed || !pairs)
+		return -1;
+	f->wall = (t1 - t0) * 1e9 * threads / (double)pairs;
+	f->cpu = cpu * 1e9 / (double)pairs;
+	f->running = cpu / (t1 - t0);
+	return 0;
 }
 
 /* One bulk round of @n secrets: ns per operation, or -1. */
@@ -141,7 +172,7 @@ static double time_bulk(enum allocator a, int n, double t0)
 	}
 	for (i = 0; i < n; i++)
 		release(a, p[i]);
-	return (now() - t0) * 1e9 / (4.0 * n);
+	return (now_seconds() - t0) * 1e9 / (4.0 * n);
 }
 
 /* The arena OpenSSL's secure heap needs for the largest bulk round. */
@@ -153,11 +184,12 @@ struct bulk_args {
 };
 
 /* The first bulk round, set-up included, then a second; in a fresh process. */
-static void bulk_in_child(const void *arg, struct reply *rp)
+static void bulk_in_child(const void *arg, void *out)
 {
 	const struct bulk_args *ba = arg;
+	struct reply *rp = out;
 	struct rusage ru0, ru1;
-	double t0 = now();
+	double t0 = now_seconds();
 
 	getrusage(RUSAGE_SELF, &ru0);
 	rp->err = setup(ba->a, SCALE_ARENA);
@@ -166,12 +198,12 @@ static void bulk_in_child(const void *arg, struct reply *rp)
 	rp->ns_per_pair = time_bulk(ba->a, ba->n, t0);
 	getrusage(RUSAGE_SELF, &ru1);
 	rp->pages = ru1.ru_minflt - ru0.ru_minflt;
-	rp->ns_warm = rp->ns_per_pair < 0 ? -1 : time_bulk(ba->a, ba->n, now());
+	rp->ns_warm = rp->ns_per_pair < 0 ? -1 : time_bulk(ba->a, ba->n, now_seconds());
 	if (rp->ns_warm < 0)
 		rp->err = alloc_error ? alloc_error : -ENOMEM;
 }
 
-static int measure_bulk(enum allocator a, int n, double *cold, double *warm, long long *faults)
+static int measure_bulk(enum allocator a, int n, double *cold, double *warm, double *faults)
 {
 	const struct bulk_args ba = { a, n };
 	struct reply rp;
@@ -179,7 +211,7 @@ static int measure_bulk(enum allocator a, int n, double *cold, double *warm, lon
 
 	*cold = rp.ns_per_pair;
 	*warm = rp.ns_warm;
-	*faults = rp.pages;
+	*faults = (double)rp.pages;
 	return err;
 }
 
@@ -199,21 +231,24 @@ static double time_secret_fault(void)
 	close(fd);
 	if (p == MAP_FAILED)
 		return -1;
-	t0 = now();
+	t0 = now_seconds();
 	for (off = 0; off < len; off += page)
 		p[off] = 1;
-	t1 = now();
+	t1 = now_seconds();
 	munmap(p, len);
 	return (t1 - t0) * 1e9 / FLOOR_PAGES;
 }
 
 static double thread_samples[NALLOC][NTHREADS][MAX_ROUNDS], thread_median[NALLOC][NTHREADS];
+static double thread_cpu_samples[NALLOC][NTHREADS][MAX_ROUNDS], thread_cpu_median[NALLOC][NTHREADS];
+static double running_samples[NALLOC][NTHREADS][MAX_ROUNDS], running_median[NALLOC][NTHREADS];
 static double warm_samples[NALLOC][NBULK][MAX_ROUNDS], warm_median[NALLOC][NBULK];
 static double cold_samples[NALLOC][NBULK][MAX_ROUNDS], cold_median[NALLOC][NBULK];
 static int bulk_err[NALLOC][NBULK];
-static long long fault_samples[NALLOC][NBULK][MAX_ROUNDS], faults_median[NALLOC][NBULK];
+static double fault_samples[NALLOC][NBULK][MAX_ROUNDS], faults_median[NALLOC][NBULK];
 static double floor_samples[MAX_ROUNDS], fault_ns;
 static double control_samples[NTHREADS][MAX_ROUNDS], control_median[NTHREADS];
+static double control_cpu_samples[NTHREADS][MAX_ROUNDS], control_running_samples[NTHREADS][MAX_ROUNDS];
 
 /*
  * Why a bulk figure is not taken: libsodium maps pages for each secret
@@ -229,43 +264,37 @@ static const char *bulk_skipped(enum allocator a, int b)
 /* One round of the thread and bulk rows, each allocator in turn. */
 static void run_scale_round(struct worker *w, int r)
 {
+	struct thread_figures f = { -1, -1, -1 };
 	struct request rq;
 	struct reply rp;
 	int k, a, t, b;
 
 	floor_samples[r] = time_secret_fault();
 	for (t = 0; t < NTHREADS; t++) {
-		control_samples[t][r] = time_threads(0, 1, thread_counts[t], TURN_SECONDS);
+		progress("round %d: %d thread%s at once", r + 1, thread_counts[t], t ? "s" : "");
+		time_threads(0, 1, thread_counts[t], TURN_SECONDS, &f);
+		control_samples[t][r] = f.wall;
+		control_cpu_samples[t][r] = f.cpu;
+		control_running_samples[t][r] = f.running;
 		for (k = 0; k < NALLOC; k++) {
 			a = (k + r) % NALLOC;
 			if (!w[a].available)
 				continue;
 			rq = (struct request){ THREADS, SCALE_SIZE, SCALE_LIVE, thread_counts[t], TURN_SECONDS };
-			if (worker_run(&w[a], &rq, &rp))
-				w[a].available = 0;
+			worker_run(&w[a], &rq, &rp);
 			thread_samples[a][t][r] = rp.ns_per_pair;
+			thread_cpu_samples[a][t][r] = rp.ns_cpu;
+			running_samples[a][t][r] = rp.running;
 		}
 	}
 	for (b = 0; b < NBULK; b++)
 		for (k = 0; k < NALLOC; k++) {
 			a = (k + r) % NALLOC;
+			progress("round %d: bulk %d, %s", r + 1, bulk_counts[b], names[a]);
 			if (!not_built[a] && !bulk_skipped(a, b) && !bulk_err[a][b])
 				bulk_err[a][b] = measure_bulk(a, bulk_counts[b], &cold_samples[a][b][r],
 							      &warm_samples[a][b][r], &fault_samples[a][b][r]);
 		}
-}
-
-static double median_of(double *x, int rounds)
-{
-	qsort(x, (size_t)rounds, sizeof(double), cmp_double);
-	return x[rounds / 2];
-}
-
-static int cmp_long_long(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
 }
 
 static void scale_medians(int rounds)
@@ -276,13 +305,15 @@ static void scale_medians(int rounds)
 	for (t = 0; t < NTHREADS; t++)
 		control_median[t] = median_of(control_samples[t], rounds);
 	for (a = 0; a < NALLOC; a++) {
-		for (t = 0; t < NTHREADS; t++)
+		for (t = 0; t < NTHREADS; t++) {
 			thread_median[a][t] = median_of(thread_samples[a][t], rounds);
+			thread_cpu_median[a][t] = median_of(thread_cpu_samples[a][t], rounds);
+			running_median[a][t] = median_of(running_samples[a][t], rounds);
+		}
 		for (b = 0; b < NBULK; b++) {
 			warm_median[a][b] = median_of(warm_samples[a][b], rounds);
 			cold_median[a][b] = median_of(cold_samples[a][b], rounds);
-			qsort(fault_samples[a][b], (size_t)rounds, sizeof(long long), cmp_long_long);
-			faults_median[a][b] = fault_samples[a][b][rounds / 2];
+			faults_median[a][b] = median_of(fault_samples[a][b], rounds);
 		}
 	}
 }
@@ -290,7 +321,7 @@ static void scale_medians(int rounds)
 /* The goals, from the medians: met or not, and the figures. */
 struct goal {
 	const char *target;
-	char figure[160];
+	char figure[256];
 	int met;
 };
 
@@ -305,8 +336,12 @@ static void scale_goals(struct goal g[NGOALS])
 	double single = thread_median[OPENSSL][0] / mm1;
 
 	g[0] = (struct goal){ "2 threads: ns per pair at most 1.3x one thread's", "", mm2 <= 1.3 * mm1 };
-	snprintf(g[0].figure, sizeof(g[0].figure), "%.1f ns vs %.1f ns: %.2fx (control, no allocator: %.2fx)",
-		 mm2, mm1, mm2 / mm1, control_median[1] / control_median[0]);
+	snprintf(g[0].figure, sizeof(g[0].figure), "%.1f ns vs %.1f ns: %.2fx (control, no allocator: %.2fx); "
+		 "CPU time per pair %.1f vs %.1f ns: %.2fx, with %.2f of the 2 threads running at once",
+		 mm2, mm1, mm2 / mm1, control_median[1] / control_median[0],
+		 thread_cpu_median[MMKIT_SECRETMEM][1], thread_cpu_median[MMKIT_SECRETMEM][0],
+		 thread_cpu_median[MMKIT_SECRETMEM][1] / thread_cpu_median[MMKIT_SECRETMEM][0],
+		 running_median[MMKIT_SECRETMEM][1]);
 	g[1] = (struct goal){ "bulk 200000 live, warm: at most 1.0x OpenSSL's time per op", "", warm <= 1.0 };
 	snprintf(g[1].figure, sizeof(g[1].figure), "%.1f ns vs %.1f ns: %.2fx", warm_median[MMKIT_SECRETMEM][big],
 		 warm_median[OPENSSL][big], warm);
@@ -341,7 +376,20 @@ static void print_scale_table(const struct worker *w)
 	printf("%-20s", "control (none)");
 	for (t = 0; t < NTHREADS; t++)
 		printf(" %9.1f", control_median[t]);
+	printf("\n\nthe same: ns of thread CPU time per pair / threads running at once (CPU time\n"
+	       "over wall time); the wall figure above is CPU time x threads / running\n\n%-20s",
+	       "ALLOCATOR");
+	for (t = 0; t < NTHREADS; t++)
+		printf(" %12d T", thread_counts[t]);
 	printf("\n");
+	for (a = 0; a < NALLOC; a++) {
+		if (not_built[a] || !w[a].available)
+			continue;
+		printf("%-20s", names[a]);
+		for (t = 0; t < NTHREADS; t++)
+			printf(" %8.1f/%4.2f", thread_cpu_median[a][t], running_median[a][t]);
+		printf("\n");
+	}
 	printf("\nbulk: N secrets of %d B, a tenth freed and allocated again 10 times, all freed;\n"
 	       "ns per operation, median; cold = first round of a fresh process, set-up included\n\n"
 	       "%-20s %8s %12s %12s %12s\n", SCALE_SIZE, "ALLOCATOR", "N", "WARM NS/OP", "COLD NS/OP",
@@ -355,7 +403,7 @@ static void print_scale_table(const struct worker *w)
 				printf(" %12s %12s  %s\n", "-", "-", bulk_skipped(a, b) ? bulk_skipped(a, b) :
 				       strerror(-bulk_err[a][b]));
 			else
-				printf(" %12.1f %12.1f %12lld\n", warm_median[a][b], cold_median[a][b],
+				printf(" %12.1f %12.1f %12.0f\n", warm_median[a][b], cold_median[a][b],
 				       faults_median[a][b]);
 		}
 }
@@ -379,7 +427,7 @@ static void print_scale_ratios(void)
 	/* Same code, same faults: what the two backends differ by is the kernel's work. */
 	for (b = 0; b < NBULK; b++)
 		printf("  bulk %d cold, against mmkit/mlock: %.2fx; mmkit/memfd_secret - mmkit/mlock =\n"
-		       "    %.1f ns per op, the kernel's for memfd_secret pages (%lld faults in all)\n",
+		       "    %.1f ns per op, the kernel's for memfd_secret pages (%.0f faults in all)\n",
 		       bulk_counts[b], cold_median[OPENSSL][b] / cold_median[MMKIT_MLOCK][b],
 		       cold_median[MMKIT_SECRETMEM][b] - cold_median[MMKIT_MLOCK][b],
 		       faults_median[MMKIT_SECRETMEM][b]);
@@ -391,54 +439,117 @@ static void print_scale_ratios(void)
 		printf("  %-4s %s: %s\n", g[i].met ? "met" : "MISS", g[i].target, g[i].figure);
 }
 
-static void print_scale_json(const struct worker *w)
+/* Why a bulk row has no figures, NULL when it has. */
+static const char *bulk_why(enum allocator a, int b)
 {
-	int a, t, b, first = 1;
-
-	printf(", \"threads\": [");
-	for (a = 0; a < NALLOC; a++)
-		for (t = 0; t < NTHREADS; t++, first = 0) {
-			printf("%s\n  {\"allocator\": \"%s\", \"threads\": %d, \"live_per_thread\": %d, "
-			       "\"size\": %d, \"available\": %s", first ? "" : ",", names[a], thread_counts[t],
-			       SCALE_LIVE, SCALE_SIZE, w[a].available ? "true" : "false");
-			if (not_built[a])
-				printf(", \"reason\": \"%s\"", not_built[a]);
-			if (w[a].available)
-				printf(", \"ns_per_pair\": %.1f", thread_median[a][t]);
-			printf("}");
-		}
-	for (t = 0; t < NTHREADS; t++)
-		printf(",\n  {\"allocator\": \"control\", \"threads\": %d, \"live_per_thread\": 0, "
-		       "\"size\": %d, \"available\": true, \"ns_per_pair\": %.1f}", thread_counts[t],
-		       SCALE_SIZE, control_median[t]);
-	printf("\n], \"bulk\": [");
-	for (a = 0, first = 1; a < NALLOC; a++)
-		for (b = 0; b < NBULK; b++, first = 0) {
-			const char *why = not_built[a] ? not_built[a] : bulk_skipped(a, b);
-			int ok = !why && !bulk_err[a][b];
-
-			printf("%s\n  {\"allocator\": \"%s\", \"live\": %d, \"size\": %d, \"available\": %s",
-			       first ? "" : ",", names[a], bulk_counts[b], SCALE_SIZE, ok ? "true" : "false");
-			if (why || !ok)
-				printf(", \"reason\": \"%s\"", why ? why : strerror(-bulk_err[a][b]));
-			if (ok)
-				printf(", \"ns_per_op_warm\": %.1f, \"ns_per_op_cold\": %.1f, \"cold_faults\": %lld",
-				       warm_median[a][b], cold_median[a][b], faults_median[a][b]);
-			printf("}");
-		}
-	printf("\n], \"memfd_secret_fault_ns\": %.0f", fault_ns > 0 ? fault_ns : 0);
+	if (not_built[a])
+		return not_built[a];
+	if (bulk_skipped(a, b))
+		return bulk_skipped(a, b);
+	return bulk_err[a][b] ? strerror(-bulk_err[a][b]) : NULL;
 }
 
-/* The goals as entries of the JSON "targets" list, each after a comma. */
-static void print_goals_json(void)
+/* The thread sweep, the bulk tables and the bare fault, as report rows. */
+static void scale_rows_json(const struct worker *w, int rounds)
+{
+	char table[32], label[32], buf[96];
+	const char *why;
+	int a, t, b;
+
+	for (a = 0; a < NALLOC; a++) {
+		why = worker_why(w, a, buf, sizeof(buf));
+		if (why) {
+			report_row_begin("threads", names[a], names[a]);
+			report_row_unavailable(why);
+			report_row_end();
+			continue;
+		}
+		for (t = 0; t < NTHREADS; t++) {
+			snprintf(label, sizeof(label), "%d thread%s", thread_counts[t], t ? "s" : "");
+			report_row_begin("threads", names[a], label);
+			report_row_x(thread_counts[t], "threads");
+			report_metric("pair_per_thread", "ns", thread_samples[a][t], rounds);
+			report_metric("cpu_per_pair", "ns", thread_cpu_samples[a][t], rounds);
+			report_metric("running", "threads", running_samples[a][t], rounds);
+			report_row_end();
+		}
+	}
+	for (t = 0; t < NTHREADS; t++) {
+		snprintf(label, sizeof(label), "%d thread%s", thread_counts[t], t ? "s" : "");
+		report_row_begin("threads", "control (no allocator)", label);
+		report_row_x(thread_counts[t], "threads");
+		report_metric("pair_per_thread", "ns", control_samples[t], rounds);
+		report_metric("cpu_per_pair", "ns", control_cpu_samples[t], rounds);
+		report_metric("running", "threads", control_running_samples[t], rounds);
+		report_row_end();
+	}
+	for (b = 0; b < NBULK; b++)
+		for (a = 0; a < NALLOC; a++) {
+			snprintf(table, sizeof(table), "bulk_%d", bulk_counts[b]);
+			report_row_begin(table, NULL, names[a]);
+			why = bulk_why(a, b);
+			if (why) {
+				report_row_unavailable(why);
+			} else {
+				report_metric("warm", "ns", warm_samples[a][b], rounds);
+				report_metric("cold", "ns", cold_samples[a][b], rounds);
+				report_metric("cold_faults", "faults", fault_samples[a][b], rounds);
+			}
+			report_row_end();
+		}
+	report_row_begin("memfd_secret_fault", NULL, "one page, bare mapping");
+	if (fault_ns > 0)
+		report_metric("fault", "ns", floor_samples, rounds);
+	else
+		report_row_unavailable("no memfd_secret here");
+	report_row_end();
+}
+
+static void scale_ratios_json(const struct worker *w)
+{
+	int mm = w[MMKIT_SECRETMEM].available, t, b;
+	char what[96];
+
+	for (t = 0; t < NTHREADS; t++) {
+		if (mm && w[OPENSSL].available) {
+			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, %d threads",
+				 thread_counts[t]);
+			report_ratio(what, thread_median[OPENSSL][t] / thread_median[MMKIT_SECRETMEM][t]);
+		}
+		if (mm && t) {
+			snprintf(what, sizeof(what), "mmkit/memfd_secret, %d threads over 1", thread_counts[t]);
+			report_ratio(what, thread_median[MMKIT_SECRETMEM][t] / thread_median[MMKIT_SECRETMEM][0]);
+		}
+		if (t) {
+			snprintf(what, sizeof(what), "control (no allocator), %d threads over 1", thread_counts[t]);
+			report_ratio(what, control_median[t] / control_median[0]);
+		}
+	}
+	for (b = 0; b < NBULK; b++) {
+		if (bulk_why(OPENSSL, b))
+			continue;
+		if (!bulk_why(MMKIT_SECRETMEM, b)) {
+			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, bulk %d warm", bulk_counts[b]);
+			report_ratio(what, warm_median[OPENSSL][b] / warm_median[MMKIT_SECRETMEM][b]);
+			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, bulk %d cold", bulk_counts[b]);
+			report_ratio(what, cold_median[OPENSSL][b] / cold_median[MMKIT_SECRETMEM][b]);
+		}
+		if (!bulk_why(MMKIT_MLOCK, b)) {
+			snprintf(what, sizeof(what), "openssl over mmkit/mlock, bulk %d cold", bulk_counts[b]);
+			report_ratio(what, cold_median[OPENSSL][b] / cold_median[MMKIT_MLOCK][b]);
+		}
+	}
+}
+
+/* The goals, as report targets. */
+static void scale_goals_json(void)
 {
 	struct goal g[NGOALS];
 	int i;
 
 	scale_goals(g);
 	for (i = 0; i < NGOALS; i++)
-		printf(",\n  {\"target\": \"%s\", \"figure\": \"%s\", \"met\": %s}", g[i].target,
-		       g[i].figure, g[i].met ? "true" : "false");
+		report_target(g[i].target, g[i].figure, g[i].met);
 }
 
 #endif /* MMKIT_BENCH_SECRET_SCALE_H */

@@ -42,7 +42,7 @@ int cmd_bench(const struct cli_args *a)
 	int i;
 
 	if (!name_ok(name)) {
-		cli_error("bench: '%s' is not a benchmark name (names, pac, refpage, secret, sodium)", name);
+		cli_error("bench: '%s' is not a benchmark name (lock, names, pac, refpage, secret, sodium)", name);
 		return CLI_EXIT_USAGE;
 	}
 	/* Every mmkit command takes -h for --help; the benchmarks know --help. */

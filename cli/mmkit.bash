@@ -9,7 +9,7 @@
 _mmkit()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="probe maps secrets memlock bench run" benches="names pac refpage secret sodium"
+	local commands="probe maps secrets memlock bench run" benches="lock names pac refpage secret sodium"
 	local cmd=${COMP_WORDS[1]} operands=() words="" i
 
 	COMPREPLY=()
@@ -43,13 +43,15 @@ _mmkit()
 			# The options after NAME are the benchmark's own; those
 			# taking a number get none.
 			case ${operands[0]-}:$prev in
-			*:--vmas | *:--forks | *:--iterations | *:--rounds | *:--cap | *:--shim | *:--calls) ;;
+			*:--vmas | *:--forks | *:--iterations | *:--rounds | *:--cap | *:--shim | \
+			*:--size | *:--accesses | *:--seed | *:--secrets | *:--calls) ;;
 			:*)		words="$benches --help -h" ;;
-			names:*)	words="--json --vmas --forks --help -h" ;;
+			lock:*)		words="--json --size --accesses --seed --rounds --cold --quick --help -h" ;;
+			names:*)	words="--json --quick --vmas --forks --help -h" ;;
 			pac:*)		words="--json --calls --rounds --quick --help -h" ;;
-			refpage:*)	words="--json --iterations --help -h" ;;
-			secret:*)	words="--json --rounds --help -h" ;;
-			sodium:*)	words="--rounds --cap --shim --help -h" ;;
+			refpage:*)	words="--json --quick --iterations --tagged --help -h" ;;
+			secret:*)	words="--json --quick --rounds --direct-map --secrets --help -h" ;;
+			sodium:*)	words="--json --quick --rounds --cap --shim --help -h" ;;
 			esac ;;
 		run)
 			# After PROGRAM, the words are the program's.

@@ -50,8 +50,8 @@ static const struct command commands[] = {
 	{ "memlock", "[SIZE]", "RLIMIT_MEMLOCK budget, and whether SIZE more fits",
 	  "  SIZE          bytes, with an optional K, M or G (powers of 1024): 4096, 64K, 1G\n",
 	  0, 1, 0, cmd_memlock },
-	{ "bench", "NAME [ARGS...]", "run a benchmark: names, pac, refpage, secret, sodium",
-	  "  NAME          names, pac, refpage, secret or sodium\n"
+	{ "bench", "NAME [ARGS...]", "run a benchmark: lock, names, pac, refpage, secret, sodium",
+	  "  NAME          lock, names, pac, refpage, secret or sodium\n"
 	  "  ARGS          the benchmark's own options: mmkit bench NAME --help\n",
 	  1, INT_MAX, PASSES_REST, cmd_bench },
 	{ "run", "[OPTIONS] [--] PROGRAM [ARGS...]",

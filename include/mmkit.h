@@ -297,6 +297,17 @@ int mmkit_secret_reserve(size_t bytes);
 #define MMKIT_REFPAGE_BACKEND_KMOD	0x1u
 #define MMKIT_REFPAGE_BACKEND_MEMFD	0x2u
 #define MMKIT_REFPAGE_BACKEND_UFFD	0x4u
+/*
+ * The reference page carries MTE allocation tags (arm64): @pattern is
+ * PROT_MTE memory, 16-byte aligned, at least 16 bytes, and the tag of each
+ * of its 16-byte granules repeats with the pattern (a uniformly tagged page:
+ * tag the whole pattern alike).  Ranges are mapped PROT_MTE; read them
+ * through pointers carrying the tags.  memfd tags, kmod too where the
+ * loaded refpage.ko can (it is then the default), uffd never (-EOPNOTSUPP
+ * when forced, as for a kmod that cannot); without MTE -EOPNOTSUPP; attach
+ * is -EOPNOTSUPP.  mmkit_refpage(3).
+ */
+#define MMKIT_REFPAGE_TAGGED		0x10u
 
 #define MMKIT_REFPAGE_ITEM(n)		(1u << (n))
 /* Items 1 to 10. */
@@ -304,7 +315,7 @@ int mmkit_secret_reserve(size_t bytes);
 
 struct mmkit_refpage;
 
-/* @pattern_size: a power of two from 1 to the page size. */
+/* @pattern_size: a power of two from 1 (16 if tagged) to the page size. */
 int mmkit_refpage_create(struct mmkit_refpage **rp, const void *pattern,
 			 size_t pattern_size, unsigned int flags);
 /* Does not unmap: see mmkit_refpage(3) for what becomes of live ranges. */

@@ -32,6 +32,17 @@ void refpage__file_destroy(struct mmkit_refpage *rp)
 	sys_close(rp->fd);
 }
 
+/*
+ * A tagged reference page's memfd is mapped PROT_MTE everywhere: the
+ * private copies then keep the tags, and accesses are checked.  refpage.ko
+ * tags its mappings itself: the kernel refuses PROT_MTE for device files.
+ */
+static int file_prot_mte(const struct mmkit_refpage *rp)
+{
+	return (rp->flags & MMKIT_REFPAGE_TAGGED) && rp->backend == &refpage__memfd ?
+	       MMKIT_PROT_MTE : 0;
+}
+
 /* The file size a range of @len bytes wants: all of it, up to CHUNK_MAX. */
 static size_t chunk_for(size_t len)
 {
@@ -49,7 +60,7 @@ static size_t chunk_for(size_t len)
  */
 static int file_grow(struct mmkit_refpage *rp, size_t want, size_t *chunk)
 {
-	size_t page = sys_page_size(), off;
+	size_t page = sys_page_size(), off, g;
 	unsigned char *p;
 	void *mem;
 	int ret = 0;
@@ -60,13 +71,18 @@ static int file_grow(struct mmkit_refpage *rp, size_t want, size_t *chunk)
 	ret = sys_ftruncate(rp->fd, (off_t)want);
 	if (ret)
 		goto out;
-	ret = sys_mmap(NULL, want - rp->chunk, PROT_READ | PROT_WRITE, MAP_SHARED, rp->fd,
-		       (off_t)rp->chunk, &mem);
+	ret = sys_mmap(NULL, want - rp->chunk, PROT_READ | PROT_WRITE | file_prot_mte(rp),
+		       MAP_SHARED, rp->fd, (off_t)rp->chunk, &mem);
 	if (ret)
 		goto out;
 	p = mem;
+	/* Fresh pages have tag 0: the data goes in through untagged pointers first. */
 	for (off = 0; off < want - rp->chunk; off += page)
 		memcpy(p + off, rp->page, page);
+	for (off = 0; file_prot_mte(rp) && off < want - rp->chunk; off += page)
+		for (g = 0; g < page / MMKIT_MTE_GRANULE; g++)
+			mmkit__mte_set_tag(mmkit__mte_with_tag(p + off + g * MMKIT_MTE_GRANULE,
+							       rp->tags[g]));
 	sys_munmap(mem, want - rp->chunk);
 	rp->chunk = want;
 out:
@@ -84,6 +100,7 @@ int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, void **add
 	ret = file_grow(rp, chunk_for(len), &chunk);
 	if (ret)
 		return ret;
+	prot |= file_prot_mte(rp);
 	/*
 	 * One mapping of the whole length places the range and serves its
 	 * first chunk; what lies past the end of the file is covered by the

@@ -44,12 +44,37 @@ static int memfd_available(char *why, size_t len)
 	return 0;
 }
 
+/*
+ * Tagged: shmem takes PROT_MTE (the file's pages keep the tags set through
+ * a shared mapping, and the kernel's copy on write copies them); a kernel
+ * that refuses it cannot tag the file.
+ */
+static int memfd_check_tags(int fd)
+{
+	void *mem;
+	int ret;
+
+	ret = sys_mmap(NULL, sys_page_size(), PROT_READ | MMKIT_PROT_MTE, MAP_SHARED, fd, 0,
+		       &mem);
+	if (ret)
+		return ret == -EINVAL ? -EOPNOTSUPP : ret;
+	sys_munmap(mem, sys_page_size());
+	return 0;
+}
+
 static int memfd_create_backend(struct mmkit_refpage *rp)
 {
-	int fd = memfd_open();
+	int fd = memfd_open(), ret;
 
 	if (fd < 0)
 		return fd;
+	if (rp->flags & MMKIT_REFPAGE_TAGGED) {
+		ret = memfd_check_tags(fd);
+		if (ret) {
+			sys_close(fd);
+			return ret;
+		}
+	}
 	rp->fd = fd;
 	rp->chunk = 0;
 	return 0;

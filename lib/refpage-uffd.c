@@ -656,12 +656,19 @@ static int uffd_rebind(struct mmkit_refpage *rp, void *from, void *to, size_t le
 	return ret;
 }
 
+static int uffd_can_tag(char *why, size_t len)
+{
+	snprintf(why, len, "UFFDIO_COPY gives the new page zero tags");
+	return -EOPNOTSUPP;
+}
+
 const struct refpage_backend refpage__uffd = {
 	.name		= "uffd",
 	.flag		= MMKIT_REFPAGE_BACKEND_UFFD,
 	.contract	= MMKIT_REFPAGE_FULL_CONTRACT & ~MMKIT_REFPAGE_ITEM(8),
 	.available	= uffd_available,
 	.create		= uffd_create,
+	.can_tag	= uffd_can_tag,
 	.destroy	= uffd_destroy,
 	.map		= uffd_map,
 	.attach		= uffd_attach,

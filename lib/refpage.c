@@ -31,6 +31,9 @@ static const struct refpage_backend *const backends[] = {
 
 #define NBACKENDS	(sizeof(backends) / sizeof(backends[0]))
 
+#define BACKEND_FLAGS	(MMKIT_REFPAGE_BACKEND_KMOD | MMKIT_REFPAGE_BACKEND_MEMFD | \
+			 MMKIT_REFPAGE_BACKEND_UFFD)
+
 static const struct refpage_backend *backend_by_flag(unsigned int flag)
 {
 	size_t i;
@@ -76,7 +79,38 @@ static void choose_default(void)
 	}
 }
 
-/* The backend for @flags and the environment; -errno if it cannot work here. */
+/* 0 if @be serves tagged pages here (MTE available), else -errno and why. */
+static int backend_tags(const struct refpage_backend *be, char *why, size_t len)
+{
+	int ret = be->available(why, len);
+
+	return ret ? ret : be->can_tag ? be->can_tag(why, len) : 0;
+}
+
+/* The default for tagged pages: the first available one that can tag. */
+static int tagged_default(const struct refpage_backend **out)
+{
+	char why[MMKIT_REASON_MAX];
+	int ret = -EOPNOTSUPP;
+	size_t i;
+
+	for (i = 0; i < NBACKENDS; i++) {
+		if (backends[i]->contract != MMKIT_REFPAGE_FULL_CONTRACT)
+			continue;
+		ret = backend_tags(backends[i], why, sizeof(why));
+		if (!ret) {
+			*out = backends[i];
+			return 0;
+		}
+	}
+	return ret == -EOPNOTSUPP ? ret : -EOPNOTSUPP;
+}
+
+/*
+ * The backend for @flags (a backend flag, MMKIT_REFPAGE_TAGGED) and the
+ * environment; -errno if it cannot work here, -EOPNOTSUPP if it cannot
+ * tag a tagged page.
+ */
 static int select_backend(unsigned int flags, const struct refpage_backend **out)
 {
 	const struct refpage_backend *be;
@@ -84,12 +118,14 @@ static int select_backend(unsigned int flags, const struct refpage_backend **out
 	const char *env;
 	int ret;
 
-	if (flags) {
-		be = backend_by_flag(flags);
+	if (flags & BACKEND_FLAGS) {
+		be = backend_by_flag(flags & BACKEND_FLAGS);
 		if (!be)
 			return -EINVAL;
 	} else {
 		env = secure_getenv(REFPAGE_ENV);
+		if ((!env || !*env) && (flags & MMKIT_REFPAGE_TAGGED))
+			return tagged_default(out);
 		if (!env || !*env) {
 			pthread_once(&default_once, choose_default);
 			*out = default_backend;
@@ -100,6 +136,8 @@ static int select_backend(unsigned int flags, const struct refpage_backend **out
 			return -EINVAL;
 	}
 	ret = be->available(why, sizeof(why));
+	if (!ret && (flags & MMKIT_REFPAGE_TAGGED) && be->can_tag)
+		ret = be->can_tag(why, sizeof(why));
 	if (ret)
 		return ret;
 	*out = be;
@@ -120,18 +158,51 @@ MMKIT_EXPORT int mmkit_refpage_backend_available(unsigned int flag, char *why, s
 	return ret;
 }
 
+/*
+ * Copies the tagged pattern, granule by granule through pointers carrying
+ * each granule's tag (the caller's memory may be checked), and its tags.
+ */
+static void copy_tagged_pattern(struct mmkit_refpage *rp, const unsigned char *pattern,
+				size_t pattern_size)
+{
+	size_t g, n = pattern_size / MMKIT_MTE_GRANULE;
+	unsigned int tag;
+
+	for (g = 0; g < n; g++) {
+		tag = mmkit__mte_get_tag(pattern + g * MMKIT_MTE_GRANULE);
+		rp->tags[g] = (unsigned char)tag;
+		memcpy(rp->page + g * MMKIT_MTE_GRANULE,
+		       mmkit__mte_with_tag(pattern + g * MMKIT_MTE_GRANULE, tag),
+		       MMKIT_MTE_GRANULE);
+	}
+	for (g = n; g < sys_page_size() / MMKIT_MTE_GRANULE; g++)
+		rp->tags[g] = rp->tags[g % n];
+}
+
 MMKIT_EXPORT int mmkit_refpage_create(struct mmkit_refpage **rpp, const void *pattern,
 				      size_t pattern_size, unsigned int flags)
 {
 	const struct refpage_backend *be;
 	size_t page = sys_page_size(), i;
+	char why[MMKIT_REASON_MAX];
 	struct mmkit_refpage *rp;
+	int tagged = !!(flags & MMKIT_REFPAGE_TAGGED);
 	void *mem;
 	int ret;
 
 	if (!rpp || !pattern || !pattern_size || pattern_size > page ||
-	    (pattern_size & (pattern_size - 1)))
+	    (pattern_size & (pattern_size - 1)) ||
+	    (flags & ~(BACKEND_FLAGS | MMKIT_REFPAGE_TAGGED)))
 		return -EINVAL;
+	/* Tags belong to whole granules of the caller's memory. */
+	if (tagged && (pattern_size < MMKIT_MTE_GRANULE ||
+		       (uintptr_t)pattern % MMKIT_MTE_GRANULE))
+		return -EINVAL;
+	if (tagged) {
+		ret = mmkit__mte_available(why, sizeof(why));
+		if (ret)
+			return ret;
+	}
 	ret = select_backend(flags, &be);
 	if (ret)
 		return ret;
@@ -142,8 +213,11 @@ MMKIT_EXPORT int mmkit_refpage_create(struct mmkit_refpage **rpp, const void *pa
 		return ret;
 	rp = (struct mmkit_refpage *)((unsigned char *)mem + page);
 	rp->page = mem;
-	for (i = 0; i < page; i += pattern_size)
-		memcpy(rp->page + i, pattern, pattern_size);
+	if (tagged)
+		copy_tagged_pattern(rp, pattern, pattern_size);
+	for (i = tagged ? pattern_size : 0; i < page; i += pattern_size)
+		memcpy(rp->page + i, tagged ? rp->page : pattern, pattern_size);
+	rp->flags = flags & MMKIT_REFPAGE_TAGGED;
 	rp->backend = be;
 	rp->fd = -1;
 	pthread_mutex_init(&rp->lock, NULL);
@@ -201,6 +275,9 @@ MMKIT_EXPORT int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size
 
 	if (ret)
 		return ret;
+	/* The range's own pages would keep no tags, and would not be PROT_MTE. */
+	if (rp->flags & MMKIT_REFPAGE_TAGGED)
+		return -EOPNOTSUPP;
 	/* Validate the whole range before changing any of it. */
 	ret = refpage__for_each_piece(rp, addr, rounded, 1, check_piece, NULL);
 	if (ret)
@@ -329,9 +406,41 @@ static void describe(const struct refpage_backend *be, char *buf, size_t len, si
 }
 
 /*
+ * "; tagged (MTE): kmod memfd (uffd: why not)": the backends that tag
+ * here in order of preference, then why each other one does not; or why
+ * there is no MTE.
+ */
+static void describe_tagged(char *buf, size_t len, size_t *used)
+{
+	char why[128];
+	size_t i, none = 1;
+
+	append(buf, len, used, "; tagged (MTE): ");
+	if (mmkit__mte_available(why, sizeof(why))) {
+		append(buf, len, used, "%s", why);
+		return;
+	}
+	for (i = 0; i < NBACKENDS; i++) {
+		if (backend_tags(backends[i], why, sizeof(why)))
+			continue;
+		append(buf, len, used, "%s%s", none ? "" : " ", backends[i]->name);
+		none = 0;
+	}
+	append(buf, len, used, "%s(", none ? "none " : " ");
+	for (i = 0, none = 1; i < NBACKENDS; i++) {
+		if (!backend_tags(backends[i], why, sizeof(why)))
+			continue;
+		append(buf, len, used, "%s%s: %s", none ? "" : "; ", backends[i]->name, why);
+		none = 0;
+	}
+	append(buf, len, used, ")");
+}
+
+/*
  * The reason names the backend in use and what it keeps (or why there is
  * none), then each other backend in order of preference: what it keeps if
- * it is available, why not if it is not.
+ * it is available, why not if it is not; then which backend tagged pages
+ * (MTE) use, or why there are none.
  */
 void mmkit__probe_refpage(struct mmkit_feature *f)
 {
@@ -358,6 +467,7 @@ void mmkit__probe_refpage(struct mmkit_feature *f)
 		else
 			describe(backends[i], reason, sizeof(reason), &used);
 	}
+	describe_tagged(reason, sizeof(reason), &used);
 	if (ret)
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", reason);
 	else

@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "mte.h"
 
 struct mmkit_refpage;
 
@@ -18,6 +19,11 @@ struct refpage_backend {
 	const char *name;
 	unsigned int flag;		/* MMKIT_REFPAGE_BACKEND_* */
 	unsigned int contract;		/* MMKIT_REFPAGE_ITEM() mask */
+	/*
+	 * Whether it serves MMKIT_REFPAGE_TAGGED where MTE is available: 0,
+	 * else -EOPNOTSUPP and why into @why.  NULL: it always does.
+	 */
+	int (*can_tag)(char *why, size_t len);
 	/* 0 if usable by this process, else -errno and why into @why. */
 	int (*available)(char *why, size_t len);
 	int (*create)(struct mmkit_refpage *rp);
@@ -47,6 +53,13 @@ struct mmkit_refpage {
 	pthread_mutex_t lock;
 	/* uffd: the pattern repeated over the largest batch, for UFFDIO_COPY. */
 	unsigned char *batch_src;
+	/* MMKIT_REFPAGE_TAGGED or 0. */
+	unsigned int flags;
+	/*
+	 * Tagged: the MTE tag of each 16-byte granule of the page (the
+	 * pattern's, repeated).  The object has the rest of its page for it.
+	 */
+	unsigned char tags[];
 };
 
 extern const struct refpage_backend refpage__kmod;

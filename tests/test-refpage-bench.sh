@@ -2,30 +2,61 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
 # mmkit bench refpage: a short run gives every row, touch size and target
-# in the documented JSON, and bad options get a usage message and exit 2.
+# in the mmkit-bench/1 report (tools/check-bench-json checks the schema,
+# this the content), --quick is the short run, and bad options get a usage
+# message and exit 2.
 set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
 mmkit="$MMKIT_BUILD/mmkit"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 [ -x "$MMKIT_BUILD/bench/bench-refpage" ] ||
 	{ echo "SKIP: no bench-refpage in $MMKIT_BUILD (built without benchmarks)"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-"$mmkit" bench refpage --iterations 3 --json 2>/dev/null | python3 -c '
+"$mmkit" bench refpage --iterations 3 --json >"$tmp/report.json" 2>/dev/null ||
+	fail "bench refpage --iterations 3 --json failed"
+"$top/tools/check-bench-json" "$tmp/report.json" || fail "bench refpage --json is not mmkit-bench/1"
+python3 - "$tmp/report.json" <<'PY' || fail "bench refpage --json lacks rows, touch sizes or targets"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["bench"] == "refpage", d["bench"]
+p = d["parameters"]
+assert p["iterations"] == 3 and p["map_bytes"] == 4096000 and p["quick"] is False, p
+rows = [r for r in d["rows"] if r["available"]]
+touch = {(r["series"], r["x"]) for r in rows if r["table"] == "touch"}
+series = {s for s, _ in touch}
+assert {"memset", "zero floor", "populate+memset", "memfd"} <= series, series
+assert touch == {(s, x) for s in series for x in (4096, 2048000, 4096000)}, touch
+for r in rows:
+    if r["table"] in ("touch", "random10"):
+        assert r["metrics"]["time"]["n"] == 3 and r["metrics"]["time"]["unit"] == "us", r
+        assert r["metrics"]["time"]["min"] > 0 and r["metrics"]["max_rss"]["median"] > 0, r
+assert {r["label"] for r in rows if r["table"] == "random10"} == series, rows
+saved = {r["label"]: r["metrics"] for r in rows if r["table"] == "saved_vs_memset"}
+assert set(saved) == series and saved["memset"]["4096"]["median"] == 0, saved
+for r in d["rows"]:
+    assert r["available"] or r["label"] in ("kmod", "uffd", "uffd (pinned)"), r
+seed = {r["label"]: r["metrics"] for r in d["seed"]}
+assert seed["fastest backend (target)"]["random10%"]["median"] == 70, seed
+assert len(d["targets"]) >= 4, d["targets"]
+PY
+
+"$mmkit" bench refpage --quick --json 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["parameters"]
+assert p["quick"] is True and p["iterations"] == 5, p
+' || fail "bench refpage --quick is not 5 iterations"
+"$mmkit" bench refpage --iterations 2 --quick --json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert d["iterations"] == 3 and d["map_bytes"] == 4096000, d
-rows = {r["row"] for r in d["rows"]}
-assert {"memset", "zero floor", "populate+memset", "memfd"} <= rows, rows
-for r in d["rows"]:
-    assert r["touch"] in {"4096", "2048000", "4096000", "random10%"}, r
-    assert r["median_us"] > 0 and r["max_rss_kib"] > 0, r
-for t in d["targets"]:
-    assert isinstance(t["met"], bool) and t["target"] and t["figure"], t
-' || fail "bench refpage --json is not the documented JSON"
-
+assert d["parameters"]["iterations"] == 2, d["parameters"]
+assert {r["metrics"]["time"]["n"] for r in d["rows"] if r["table"] == "touch" and r["available"]} == {2}
+' || fail "bench refpage --iterations 2 --quick is not 2 iterations"
 "$mmkit" bench refpage --iterations 2 2>/dev/null | grep -q '^memfd  *4096 ' ||
 	fail "bench refpage has no memfd row"
-for bad in "--iterations" "--iterations 0" "--iterations x" "--bogus"; do
+for bad in "--iterations" "--iterations 0" "--iterations x" "--quick x" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$mmkit" bench refpage $bad >/dev/null 2>&1
 	[ $? -eq 2 ] || fail "bench refpage $bad: expected exit 2"

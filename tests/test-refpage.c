@@ -912,9 +912,16 @@ static void fault_around(void)
 	struct mmkit_refpage *rp = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
 	unsigned char *p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
 
+	/*
+	 * The module's window is aligned to 64 KiB: a read at a window's start,
+	 * not at the mapping's (which may be a window's last page), has
+	 * neighbours to map.
+	 */
+	unsigned char *q = (unsigned char *)(((uintptr_t)p + 65535) & ~(uintptr_t)65535);
+
 	T_CASE("kmod: one read fault maps its neighbours (fault-around)");
 	T_EQ(pages_present(p, NPAGES), 0);
-	T_EQ(p[0], pattern[0]);
+	T_EQ(q[0], pattern[0]);
 	printf("    one read fault mapped %d of %d pages\n", pages_present(p, NPAGES), NPAGES);
 	T_ASSERT(pages_present(p, NPAGES) > 1);
 	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);

@@ -1,53 +1,74 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
-# mmkit bench secret: a one-round run gives every allocator and size, the
-# ratios and the targets in the documented JSON; bad options exit 2.
+# mmkit bench secret: a one-round run (--quick) gives every allocator and
+# size, the thread sweep, the bulk rows, the ratios and the targets in the
+# mmkit-bench/1 report (tools/check-bench-json checks the schema, this the
+# content); bad options exit 2.
 set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
 mmkit="$MMKIT_BUILD/mmkit"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 [ -x "$MMKIT_BUILD/bench/bench-secret" ] ||
 	{ echo "SKIP: no bench-secret in $MMKIT_BUILD (built without benchmarks)"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-"$mmkit" bench secret --rounds 1 --json 2>/dev/null | python3 -c '
+"$mmkit" bench secret --quick --json >"$tmp/report.json" 2>/dev/null ||
+	fail "bench secret --quick --json failed"
+"$top/tools/check-bench-json" "$tmp/report.json" || fail "bench secret --json is not mmkit-bench/1"
+python3 - "$tmp/report.json" <<'PY' || fail "bench secret --json lacks allocators, sizes, rows or targets"
 import json, sys
-d = json.load(sys.stdin)
-assert d["rounds"] == 1 and d["background_live"] == 100, d
-rows = {(r["allocator"], r["size"]): r for r in d["results"]}
+d = json.load(open(sys.argv[1]))
+assert d["bench"] == "secret", d["bench"]
+p = d["parameters"]
+assert p["rounds"] == 1 and p["quick"] is True and p["background_live"] == 100, p
 names = {"mmkit/memfd_secret", "mmkit/mlock", "libsodium", "openssl"}
-assert set(rows) == {(n, s) for n in names for s in (32, 4096)}, rows.keys()
-for (name, size), r in rows.items():
-    if not r["available"]:
-        # The kernel may lack memfd_secret; a peer may be left out of the build.
-        assert name == "mmkit/memfd_secret" or r.get("reason", "").startswith("not built in"), r
-        continue
-    assert r["ns_per_alloc_free"] > 0 and r["ns_per_alloc_free_with_live"] > 0, r
-    assert r["alloc_free_per_sec"] > 0 and r["pages_per_1000"] > 0, r
-    assert r["locked_kib_per_1000"] >= 0, r
-# No ratios only when an allocator they compare is unavailable.
-sizes = [x["size"] for x in d["ratios"]]
-assert sizes == [32, 4096] or (sizes == [] and not all(r["available"] for r in rows.values())), d["ratios"]
-for t in d["targets"]:
-    assert isinstance(t["met"], bool) and t["target"] and t["figure"], t
-threads = {(r["allocator"], r["threads"]): r for r in d["threads"]}
-assert set(threads) == {(n, t) for n in names | {"control"} for t in (1, 2, 4, 8)}, threads.keys()
-for r in threads.values():
-    assert r["live_per_thread"] == (0 if r["allocator"] == "control" else 100) and r["size"] == 32, r
-    assert not r["available"] or r["ns_per_pair"] > 0, r
-bulk = {(r["allocator"], r["live"]): r for r in d["bulk"]}
-assert set(bulk) == {(n, l) for n in names for l in (10000, 200000)}, bulk.keys()
-for r in bulk.values():
-    if r["available"]:
-        assert r["ns_per_op_warm"] > 0 and r["ns_per_op_cold"] > 0, r
-    else:
-        assert r["reason"], r
-# The goals of issue 14 are among the targets when every allocator ran.
-if sizes:
-    assert sum("bulk 200000 live" in t["target"] for t in d["targets"]) == 2, d["targets"]
-' || fail "bench secret --json is not the documented JSON"
+tables = {}
+for r in d["rows"]:
+    tables.setdefault(r["table"], []).append(r)
 
-for bad in "--rounds" "--rounds 0" "--rounds x" "--bogus"; do
+def unavailable_ok(r):
+    # The kernel may lack memfd_secret; a peer may be left out of the build.
+    return r["label"] == "mmkit/memfd_secret" or r["reason"].startswith("not built in")
+
+for t, metrics in (("speed", {"alone", "with_100_live"}), ("space", {"pages_per_1000", "locked_per_1000"})):
+    for size in (32, 4096):
+        rows = tables[f"{t}_{size}"]
+        assert {r["label"] for r in rows} == names, rows
+        for r in rows:
+            if not r["available"]:
+                assert unavailable_ok(r), r
+                continue
+            assert set(r["metrics"]) == metrics, r
+            assert all(m["min"] > 0 for k, m in r["metrics"].items() if k != "locked_per_1000"), r
+threads = {(r["series"], r.get("x")) for r in tables["threads"]}
+measured = {s for s, x in threads if x is not None}
+assert "control (no allocator)" in measured, threads
+assert {(s, x) for s in measured for x in (1, 2, 4, 8)} <= threads, threads
+for r in tables["threads"]:
+    assert r["available"] or unavailable_ok(r), r
+for live in (10000, 200000):
+    rows = tables[f"bulk_{live}"]
+    assert {r["label"] for r in rows} == names, rows
+    for r in rows:
+        if r["available"]:
+            assert r["metrics"]["warm"]["median"] > 0 and r["metrics"]["cold"]["median"] > 0, r
+            assert r["metrics"]["cold_faults"]["unit"] == "faults", r
+        else:
+            assert r["reason"], r
+assert len(tables["memfd_secret_fault"]) == 1, tables["memfd_secret_fault"]
+everything = all(r["available"] for t in ("speed_32", "speed_4096") for r in tables[t])
+# No ratios and one target saying why only when an allocator they compare is unavailable.
+whats = [r["what"] for r in d["ratios"]]
+assert not everything or "openssl over mmkit/memfd_secret, 32 B alone" in whats, whats
+assert len(d["targets"]) == (6 if everything else 1), d["targets"]
+# The goals of issue 14 are among the targets when every allocator ran.
+assert not everything or sum("bulk 200000 live" in t["target"] for t in d["targets"]) == 2, d["targets"]
+PY
+
+for bad in "--rounds" "--rounds 0" "--rounds x" "--quick x" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$mmkit" bench secret $bad >/dev/null 2>&1
 	[ $? -eq 2 ] || fail "bench secret $bad: expected exit 2"

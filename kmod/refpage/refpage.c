@@ -27,6 +27,13 @@
  * taken under the per-VMA lock with mmap_lock held before calling ->fault
  * (vmf_can_call_fault()), and older kernels always hold mmap_lock there;
  * vm_insert_page() needs no more than that, as VM_MIXEDMAP is already set.
+ *
+ * Tagged pages (REFPAGE_TAGGED, arm64 MTE): the page gets the caller's
+ * allocation tags once, at creation, and is marked tagged, so that
+ * set_pte_at() keeps its tags when it maps it and copy_user_highpage()
+ * copies them into the private copy of a write fault.  Mappings of such a
+ * descriptor are given VM_MTE here: the kernel refuses mmap(PROT_MTE) of
+ * a device file before ->mmap is called.
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
@@ -38,6 +45,9 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
+#ifdef CONFIG_ARM64_MTE
+#include <asm/mte.h>
+#endif
 
 #include "refpage.h"
 
@@ -56,6 +66,7 @@
 
 struct refpage {
 	struct page *page;
+	bool tagged;
 };
 
 static struct page *refpage_get(struct vm_area_struct *vma)
@@ -118,6 +129,7 @@ static const struct vm_operations_struct refpage_vm_ops = {
 
 static int refpage_mmap(struct file *file, struct vm_area_struct *vma)
 {
+	struct refpage *rp = file->private_data;
 	vm_flags_t set = VM_MIXEDMAP, clear = 0;
 
 	if (vma->vm_flags & VM_SHARED) {
@@ -126,6 +138,9 @@ static int refpage_mmap(struct file *file, struct vm_area_struct *vma)
 		/* Shared read-only is allowed; it must stay read-only. */
 		clear = VM_MAYWRITE;
 	}
+	/* VM_NONE where the kernel has no MTE, and then nothing is tagged. */
+	if (rp->tagged)
+		set |= VM_MTE | VM_MTE_ALLOWED;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 	vm_flags_mod(vma, set, clear);
 #else
@@ -164,6 +179,63 @@ static int refpage_fill(struct page *page, const void __user *pattern, size_t si
 	return ret;
 }
 
+#ifdef CONFIG_ARM64_MTE
+#define REFPAGE_MTE_GRANULE	16
+
+/*
+ * STG x0, [x1]: the granule at x1 gets the tag in bits 59:56 of x0.
+ * Encoded, as Debian's kernel flags leave the assembler without memtag.
+ */
+static void refpage_set_granule_tag(void *addr, u8 tag)
+{
+	register u64 x0 asm("x0") = (u64)tag << 56;
+	register void *x1 asm("x1") = addr;
+
+	asm volatile(".inst 0xd9200820" : : "r"(x0), "r"(x1) : "memory");
+}
+
+/*
+ * Gives the page the tags of @tags, one per granule of a pattern of @size
+ * bytes, repeated over the page.  Since 6.2 a page's tags are claimed with
+ * try_page_mte_tagging() (PG_mte_lock) before they are written; without
+ * the claim, mapping the page cleared them.
+ */
+static int refpage_tag(struct page *page, const u8 __user *tags, size_t size)
+{
+	size_t n = size / REFPAGE_MTE_GRANULE, g;
+	u8 *addr = page_address(page);
+	u8 *buf;
+
+	if (!system_supports_mte())
+		return -EOPNOTSUPP;
+	buf = memdup_user(tags, n);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	for (g = 0; g < n; g++) {
+		if (buf[g] > 0xf) {
+			kfree(buf);
+			return -EINVAL;
+		}
+	}
+#ifdef PG_mte_lock
+	if (!try_page_mte_tagging(page)) {
+		kfree(buf);
+		return -EBUSY;
+	}
+#endif
+	for (g = 0; g < PAGE_SIZE / REFPAGE_MTE_GRANULE; g++)
+		refpage_set_granule_tag(addr + g * REFPAGE_MTE_GRANULE, buf[g % n]);
+	set_page_mte_tagged(page);
+	kfree(buf);
+	return 0;
+}
+#else
+static int refpage_tag(struct page *page, const u8 __user *tags, size_t size)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
 /*
  * Each descriptor gets an anonymous inode of its own, not the one inode
  * that anon_inode_getfd() shares among the anonymous files of the whole
@@ -191,16 +263,22 @@ static int refpage_install(struct refpage *rp)
 #endif
 }
 
-static long refpage_create(const struct refpage_create __user *uarg)
+/* @size: the caller's size of struct refpage_create, from the ioctl number. */
+static long refpage_create(const void __user *uarg, size_t size)
 {
-	struct refpage_create arg;
+	struct refpage_create arg = {};
+	bool tagged;
 	struct refpage *rp;
 	int fd, ret;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
+	if (copy_from_user(&arg, uarg, size))
 		return -EFAULT;
-	if (arg.flags || !arg.pattern_size || arg.pattern_size > PAGE_SIZE ||
+	tagged = arg.flags & REFPAGE_TAGGED;
+	if ((arg.flags & ~REFPAGE_TAGGED) || !arg.pattern_size || arg.pattern_size > PAGE_SIZE ||
 	    !is_power_of_2(arg.pattern_size))
+		return -EINVAL;
+	/* Tags cover 16-byte granules, and the 16-byte form has no room for them. */
+	if (tagged && (size < sizeof(arg) || arg.pattern_size < 16))
 		return -EINVAL;
 	rp = kzalloc(sizeof(*rp), GFP_KERNEL_ACCOUNT);
 	if (!rp)
@@ -211,8 +289,11 @@ static long refpage_create(const struct refpage_create __user *uarg)
 		goto free_rp;
 	}
 	ret = refpage_fill(rp->page, u64_to_user_ptr(arg.pattern), arg.pattern_size);
+	if (!ret && tagged)
+		ret = refpage_tag(rp->page, u64_to_user_ptr(arg.tags), arg.pattern_size);
 	if (ret)
 		goto free_page;
+	rp->tagged = tagged;
 	fd = refpage_install(rp);
 	if (fd >= 0)
 		return fd;
@@ -227,8 +308,9 @@ free_rp:
 static long refpage_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	switch (cmd) {
+	case REFPAGE_CREATE_V1:
 	case REFPAGE_CREATE:
-		return refpage_create((const struct refpage_create __user *)arg);
+		return refpage_create((const void __user *)arg, _IOC_SIZE(cmd));
 	default:
 		return -ENOTTY;
 	}

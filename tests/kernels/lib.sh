@@ -100,7 +100,8 @@ boot() {
 	amd64)	timeout "$boot_timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$guest_mib" \
 			-nographic -no-reboot -kernel "$2" -initrd "$3" \
 			-append "console=ttyS0 $append" </dev/null >"$4" 2>&1 ;;
-	arm64)	timeout "$boot_timeout" qemu-system-aarch64 -machine virt,mte=on \
+	arm64)	timeout "$boot_timeout" "$arm64_qemu" -machine "$arm64_machine" \
+			${arm64_qemu_data:+-L "$arm64_qemu_data"} \
 			-cpu max,pauth-impdef=on -smp 2 -m "$guest_mib" -nographic -no-reboot \
 			-kernel "$2" -initrd "$3" \
 			-append "console=ttyAMA0 $append" </dev/null >"$4" 2>&1 ;;
@@ -122,30 +123,94 @@ custom_kernel() {
 	echo "$work/bzImage"
 }
 
-# debian_kernel ABI: Debian's amd64 kernel of ABI, unpacked in the cache.
+# debian_kernel ABI [ARCH]: Debian's kernel of ABI for ARCH (amd64), unpacked
+# in the cache.
 debian_kernel() {
-	fetch_deb "linux-image-$1-amd64:amd64" >&2 || return 1
-	extract "linux-image-$1-amd64" amd64 "$cache/linux-image-$1-amd64"
-	echo "$cache/linux-image-$1-amd64/boot/vmlinuz-$1-amd64"
+	set -- "$1" "${2:-amd64}"
+	fetch_deb "linux-image-$1-$2:$2" >&2 || return 1
+	extract "linux-image-$1-$2" "$2" "$cache/linux-image-$1-$2"
+	echo "$cache/linux-image-$1-$2/boot/vmlinuz-$1-$2"
 }
 
-# debian_brd ABI DIR: brd.ko of Debian's kernel ABI; 6.12 ships it xz'ed,
-# which busybox insmod cannot load, so it is unpacked into DIR.
+# debian_brd ABI DIR [ARCH]: brd.ko of Debian's kernel ABI for ARCH (amd64);
+# 6.12 ships it xz'ed, which busybox insmod cannot load, so it is unpacked
+# into DIR.
 debian_brd() {
-	brd="$cache/linux-image-$1-amd64/lib/modules/$1-amd64/kernel/drivers/block/brd.ko"
+	brd="$cache/linux-image-$1-${3:-amd64}/lib/modules/$1-${3:-amd64}/kernel/drivers/block/brd.ko"
 	if [ -f "$brd.xz" ]; then
 		mkdir -p "$2" && xz -dc "$brd.xz" > "$2/brd.ko" && brd="$2/brd.ko"
 	fi
 	echo "$brd"
 }
 
-# build_module KERNEL_BUILD_TREE DIR: refpage.ko built out of tree in DIR.
+# build_module KERNEL_BUILD_TREE DIR [MAKE_ARGUMENT...]: refpage.ko built out
+# of tree in DIR.
 build_module() {
-	rm -rf "$2" && mkdir -p "$2"
+	tree=$1 dir=$2
+	shift 2
+	rm -rf "$dir" && mkdir -p "$dir"
 	cp "$top"/kmod/refpage/refpage.c "$top"/kmod/refpage/refpage.h \
-		"$top"/kmod/refpage/Makefile "$2/"
-	make -s -C "$1" M="$2" modules >&2 || return 1
-	echo "$2/refpage.ko"
+		"$top"/kmod/refpage/Makefile "$dir/"
+	make -s -C "$tree" M="$dir" "$@" modules >&2 || return 1
+	echo "$dir/refpage.ko"
+}
+
+# debian_arm64_headers ABI: the build tree of Debian's arm64 kernel ABI, for
+# cross-building modules.  The package is unpacked, never installed: as
+# linux-headers-ABI-arm64:arm64 it would pull gcc-12:arm64, which removes
+# the native and cross compilers.  Its Makefile includes the -common
+# package by absolute path and its scripts/ and tools/ point, relatively,
+# at linux-kbuild-SERIES: both are Architecture all or foreign, installed
+# with the amd64 headers (tools/install-deps), and the kbuild link is made
+# to resolve to the installed one.
+debian_arm64_headers() {
+	dir="$cache/linux-headers-$1-arm64"
+	if [ ! -d "$dir" ]; then
+		fetch_deb "linux-headers-$1-arm64:arm64" >&2 || return 1
+		rm -rf "$dir.tmp"
+		extract "linux-headers-$1-arm64" arm64 "$dir.tmp"
+		kbuild=$(readlink "$dir.tmp/usr/src/linux-headers-$1-arm64/scripts")
+		kbuild=${kbuild#../../lib/}
+		kbuild=${kbuild%/scripts}
+		mkdir -p "$dir.tmp/usr/lib"
+		ln -s "/usr/lib/$kbuild" "$dir.tmp/usr/lib/$kbuild"
+		mv "$dir.tmp" "$dir"
+	fi
+	tree="$dir/usr/src/linux-headers-$1-arm64"
+	common=$(sed -n 's/^include \(.*\)\/Makefile$/\1/p' "$tree/Makefile")
+	[ -d "$common" ] || { echo "$common missing: tools/install-deps installs it" >&2; return 1; }
+	echo "$tree"
+}
+
+# qemu_mte: the directory holding usr/bin/qemu-system-aarch64 and its data
+# (usr/share/qemu), a QEMU that keeps MTE tags per 16-byte granule.
+# Debian 12's QEMU 7.2 keeps one tag per page (QEMU issue 1416, fixed in
+# 8.0), so bookworm-backports' qemu-system-arm is unpacked into the cache
+# (with its data) and run from there.  Installing it instead would replace
+# qemu-system-common, which qemu-system-x86 7.2 depends on at its own
+# version: the amd64 tiers would change emulator too.  The backport links
+# against bookworm's libraries only.
+qemu_mte() {
+	dir="$cache/qemu-backports"
+	if [ ! -x "$dir/usr/bin/qemu-system-aarch64" ]; then
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp/debs"
+		(cd "$dir.tmp/debs" && apt-get download -q -o APT::Sandbox::User=root \
+			qemu-system-arm/bookworm-backports qemu-system-data/bookworm-backports \
+			>/dev/null) ||
+			{ echo "no QEMU in bookworm-backports: tools/install-deps adds its source" >&2
+			  return 1; }
+		for deb in "$dir.tmp"/debs/*.deb; do
+			dpkg-deb -x "$deb" "$dir.tmp" || return 1
+		done
+		rm -rf "$dir.tmp/debs"
+		mv "$dir.tmp" "$dir"
+	fi
+	major=$("$dir/usr/bin/qemu-system-aarch64" --version |
+		sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+	[ "${major:-0}" -ge 8 ] ||
+		{ echo "$dir: QEMU ${major:-?} keeps MTE tags per page; 8.0 or newer needed" >&2
+		  return 1; }
+	echo "$dir"
 }
 
 # static_tests DIR: the test binaries built static for an amd64 guest.
@@ -185,9 +250,6 @@ except ValueError as e:
 print("%s:" % sys.argv[1])
 missing = [r for r in report.get("rows", []) if not r.get("available", True)]
 for r in report.get("rows", []):
-    if report.get("schema") != "mmkit-bench/1":
-        print("  %s" % json.dumps(r))
-        continue
     where = " ".join(str(r[k]) for k in ("table", "series", "label", "x") if k in r)
     figures = ", ".join("%s %.4g %s" % (m, v["median"], v["unit"])
                         for m, v in r.get("metrics", {}).items())
@@ -213,11 +275,16 @@ pac_bench_args="--calls 200000 --rounds 5"
 # sets of VMAs takes most of the time (about 5 minutes emulated); the
 # forks, 4 per set, about one.
 names_bench_args="--vmas 65536 --forks 20"
+# The MTE guest compares tagging up front with tagged reference pages
+# (kmod and memfd), 20 iterations of every row and touch size: about 4 s
+# emulated.
+tagged_bench_args="--tagged --iterations 20"
 
 run_tier() {
 	kernel="" modules="" arch=amd64 guest_mib=2048
 	bench_dir="$out/bench-$1"
 	rm -rf "$bench_dir" "$out/$1".*.json
+	arm64_qemu=qemu-system-aarch64 arm64_qemu_data="" arm64_machine=virt
 	case $1 in
 	debian-amd64|debian612-amd64)
 		series=6.1
@@ -245,24 +312,40 @@ run_tier() {
 				"$out/static-amd64/bench/bench-names" || return 1
 			guest_bench names "$out/static-amd64/bench/bench-names" "$names_bench_args"
 		fi ;;
-	debian-arm64)
+	debian-arm64|debian-arm64-mte)
 		arch=arm64
 		abi=$(debian_abi 6.1)
 		[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
+		# Debian 12's QEMU keeps MTE tags per page: the tier without MTE
+		# runs on it, the MTE tier on a QEMU that keeps them per granule.
+		if [ "$1" = debian-arm64-mte ]; then
+			qemu=$(qemu_mte) || return 1
+			arm64_qemu=$qemu/usr/bin/qemu-system-aarch64
+			arm64_qemu_data=$qemu/usr/share/qemu
+			arm64_machine=virt,mte=on
+		fi
+		kernel=$(debian_kernel "$abi" arm64) || return 1
+		headers=$(debian_arm64_headers "$abi") || return 1
+		modules="$(build_module "$headers" "$out/kmod-$1" ARCH=arm64 \
+			CROSS_COMPILE=aarch64-linux-gnu-) $(debian_brd "$abi" "$out/brd-$1" arm64)" ||
+			return 1
 		make -s -C "$top" cross-aarch64
 		tests="$top/build-aarch64"
-		make -s -C "$top" B=build-aarch64 CC=aarch64-linux-gnu-gcc LDFLAGS=-static \
-			build-aarch64/bench/bench-pac || return 1
-		guest_bench pac "$top/build-aarch64/bench/bench-pac" "$pac_bench_args" ;;
+		if [ "$1" = debian-arm64 ]; then
+			make -s -C "$top" B=build-aarch64 CC=aarch64-linux-gnu-gcc LDFLAGS=-static \
+				build-aarch64/bench/bench-pac || return 1
+			guest_bench pac "$top/build-aarch64/bench/bench-pac" "$pac_bench_args"
+		fi
+		if [ "$1" = debian-arm64-mte ]; then
+			make -s -C "$top" B=build-aarch64 CC=aarch64-linux-gnu-gcc LDFLAGS=-static \
+				build-aarch64/bench/bench-refpage || return 1
+			guest_bench refpage "$top/build-aarch64/bench/bench-refpage" \
+				"$tagged_bench_args"
+		fi ;;
 	*)	echo "unknown tier $1"; return 1 ;;
 	esac
 	fetch_deb "busybox-static:$arch" || return 1
 	extract busybox-static "$arch" "$cache/busybox-static-$arch"
-	if [ -z "$kernel" ]; then
-		fetch_deb "linux-image-$abi-$arch:$arch" || return 1
-		extract "linux-image-$abi-$arch" "$arch" "$cache/linux-image-$abi-$arch"
-		kernel="$cache/linux-image-$abi-$arch/boot/vmlinuz-$abi-$arch"
-	fi
 	make_initramfs "$cache/busybox-static-$arch/bin/busybox" "$tests" "$out/$1.cpio.gz" $modules
 	log="$out/$1.console.log"
 	start=$(date +%s)
