@@ -57,29 +57,21 @@ static const struct key_config {
 #define MAX_ROUNDS	101
 
 struct options {
-	int json;
+	int json, quick;
 	long calls;
 	int rounds;
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 /* Mean time of @calls invalid system calls, in ns; -1 when one did not fail with ENOSYS. */
 static double ns_per_call(long calls)
 {
-	double start = now_ns();
+	double start = (1e9 * now_seconds());
 	long i;
 
 	for (i = 0; i < calls; i++)
 		if (syscall(INVALID_SYSCALL) != -1 || errno != ENOSYS)
 			return -1;
-	return (now_ns() - start) / calls;
+	return ((1e9 * now_seconds()) - start) / calls;
 }
 
 /* @text as a number from 1 to @max into *@out; -EINVAL otherwise. */
@@ -118,6 +110,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return i;
 		}
 	}
+	o->quick = quick;
 	o->calls = calls ? calls : quick ? 10000 : 10000000;
 	o->rounds = rounds ? (int)rounds : quick ? 3 : 5;
 	return 0;
@@ -252,6 +245,7 @@ int main(int argc, char **argv)
 		report_begin("pac", argc, argv);
 		report_param_int("calls", o.calls);
 		report_param_int("rounds", o.rounds);
+		report_param_bool("quick", o.quick);
 		report_param_int("syscall", INVALID_SYSCALL);
 		report_param_str("pac_probe", f.feature[MMKIT_FEATURE_PAC].reason);
 	}
