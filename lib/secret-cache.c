@@ -46,6 +46,7 @@ static void cache_drain(struct thread_cache *tc)
 		secret__pool_give(tc->slot[k], tc->n[k]);
 		tc->n[k] = 0;
 	}
+	secret__pool_disown(tc->chunk);
 	S.allocs_live += tc->allocs;
 	S.bytes_live += tc->bytes;
 	__atomic_store_n(&tc->allocs, 0, __ATOMIC_RELAXED);
@@ -121,7 +122,7 @@ static int cache_refill(struct thread_cache *tc, unsigned int k)
 
 	pthread_mutex_lock(&S.lock);
 	before = S.backend;
-	ret = secret__pool_take(k, s, S.cls[k].cache_max, &n);
+	ret = secret__pool_take(k, &tc->chunk[k], s, S.cls[k].cache_max, &n);
 	/* The backend changed under it: the locked path says what that means. */
 	if (ret == -ENOSYS && S.backend != before)
 		ret = 1;

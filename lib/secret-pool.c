@@ -246,6 +246,7 @@ static int chunk_assign(unsigned int k, struct chunk **out)
 	/* Exact for offsets below 2^32 / slot, and chunks are far smaller. */
 	c->slot_inv = (uint32_t)((((uint64_t)1 << 32) + c->slot - 1) / c->slot);
 	c->cls = k;
+	c->owner = NULL;
 	c->state = CHUNK_ACTIVE;
 	list_add(&S.cls[k].avail, c);
 	S.cls[k].empty++;
@@ -266,6 +267,7 @@ static void chunk_unassign(struct chunk *c)
 {
 	list_del(&S.cls[c->cls].avail, c);
 	S.cls[c->cls].empty--;
+	c->owner = NULL;
 	chunk_meta_free(c);
 	if (S.ncached < S.keep || (size_t)S.ncached * S.chunk_len < CACHE_KEEP_BYTES) {
 		c->state = CHUNK_CACHED;
@@ -368,14 +370,63 @@ int secret__pool_alloc(void **p, size_t size)
  * thread holds and the sizes it writes are not interleaved with another's;
  * the lowest last in @out, the first a cache hands out.
  */
-int secret__pool_take(unsigned int k, struct cached_slot *out, unsigned int room, unsigned int *n)
+/*
+ * The chunk of class @k a cache owning through @mine refills from: its own
+ * while it has a free slot, else the first no other cache owns, else a new
+ * one; when none can be mapped, any with a free slot (shared, not owned).
+ */
+static int chunk_owned(unsigned int k, struct chunk **mine, struct chunk **out)
+{
+	struct chunk *c = *mine;
+	int ret;
+
+	if (c && c->owner == mine && c->state == CHUNK_ACTIVE && c->cls == k && c->nfree) {
+		chunk_check(c);
+		*out = c;
+		return 0;
+	}
+	if (c && c->owner == mine)
+		c->owner = NULL;
+	*mine = NULL;
+	for (c = S.cls[k].avail; c && c->owner; c = c->next)
+		;
+	if (!c) {
+		ret = chunk_assign(k, &c);
+		if (ret && !S.cls[k].avail)
+			return ret;
+		if (ret) {
+			chunk_check(S.cls[k].avail);
+			*out = S.cls[k].avail;
+			return 0;
+		}
+	}
+	chunk_check(c);
+	c->owner = mine;
+	*mine = c;
+	*out = c;
+	return 0;
+}
+
+void secret__pool_disown(struct chunk **mine)
+{
+	unsigned int k;
+
+	for (k = 0; k < NCLASSES; k++) {
+		if (mine[k] && mine[k]->owner == &mine[k])
+			mine[k]->owner = NULL;
+		mine[k] = NULL;
+	}
+}
+
+int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *out,
+		      unsigned int room, unsigned int *n)
 {
 	struct chunk *c;
 	unsigned int w, idx, got = 0;
 	uint64_t bits;
 	int ret;
 
-	ret = chunk_avail(k, &c);
+	ret = chunk_owned(k, mine, &c);
 	if (ret)
 		return ret;
 	w = first_free_word(c);
@@ -561,6 +612,8 @@ void secret__pool_forget(void)
 			if (c->state != CHUNK_DEAD)
 				chunk_meta_free(c);
 			c->next = c->prev = NULL;
+			/* The owners were the parent's threads' caches. */
+			c->owner = NULL;
 		}
 	for (i = 0; i < NCLASSES; i++) {
 		S.cls[i].avail = NULL;

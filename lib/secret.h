@@ -74,6 +74,13 @@ struct chunk {
 	uint32_t slot_inv;		/* ceil(2^32 / slot): division by multiplication */
 	unsigned int cls;
 	enum chunk_state state;
+	/*
+	 * The thread cache refilling from this chunk alone (the address of
+	 * its chunk[] entry), or NULL: two threads drawing slots from one
+	 * chunk would write neighbouring sizes[] entries and slot bytes,
+	 * sharing cache lines.
+	 */
+	struct chunk **owner;
 };
 
 struct arena {
@@ -106,6 +113,7 @@ struct thread_cache {
 	 * the owner, read by others, so both with relaxed atomics.
 	 */
 	unsigned long long allocs, bytes;
+	struct chunk *chunk[NCLASSES];		/* per class, the chunk it owns and refills from */
 	unsigned int n[NCLASSES];
 	struct cached_slot slot[NCLASSES][CACHE_MAX];
 };
@@ -213,8 +221,14 @@ struct chunk *secret__chunk_of(const void *p);
  */
 unsigned int secret__slot_check(const struct chunk *c, const char *p, size_t *size);
 void secret__pool_free(struct chunk *c, char *p);
-/* Moves up to @room free slots of class @k, near each other, into @out. */
-int secret__pool_take(unsigned int k, struct cached_slot *out, unsigned int room, unsigned int *n);
+/*
+ * Moves up to @room free slots of class @k, near each other, into @out,
+ * from the chunk the cache owns through *@mine (claiming one if need be).
+ */
+int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *out,
+		      unsigned int room, unsigned int *n);
+/* A cache's chunks, owned through @mine[NCLASSES], go back to being anyone's. */
+void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */
 void secret__pool_give(const struct cached_slot *in, unsigned int n);
 /* The size asked for by the secret starting at @p in @c, or 0 if none does. */
