@@ -406,7 +406,7 @@ int main(int argc, char **argv)
 		{ .name = "zero floor", .kind = ROW_ZERO },
 		{ .name = "populate+memset", .kind = ROW_POPULATE },
 	};
-	int nrows = 3, iterations = 0, json = 0, quick = 0, nskipped = 0, i, t, it;
+	int nrows = 3, iterations = 0, json = 0, quick = 0, tagged = 0, nskipped = 0, i, t, it;
 	struct skipped skipped[4];
 	size_t order[9];
 	long idle_kib;
@@ -414,27 +414,30 @@ int main(int argc, char **argv)
 	char *end;
 
 	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--tagged"))
-			return tagged_main(argc, argv);
+		tagged |= !strcmp(argv[i], "--tagged");
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
+		if (!strcmp(argv[i], "--tagged")) {
+			continue;
+		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = 1;
 		} else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
 			iterations = (int)strtol(argv[++i], &end, 10);
 			if (*end || iterations < 1 || iterations > 1000000) {
-				usage(stderr);
+				(tagged ? tagged_usage : usage)(stderr);
 				return 2;
 			}
 		} else if (!strcmp(argv[i], "--help")) {
-			usage(stdout);
+			(tagged ? tagged_usage : usage)(stdout);
 			return 0;
 		} else {
-			usage(stderr);
+			(tagged ? tagged_usage : usage)(stderr);
 			return 2;
 		}
 	}
+	if (tagged)
+		return tagged_main(argc, argv, json, quick, iterations);
 	/* An --iterations given is kept, with or without --quick. */
 	if (!iterations)
 		iterations = quick ? QUICK_ITERATIONS : DEFAULT_ITERATIONS;

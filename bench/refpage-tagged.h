@@ -218,34 +218,13 @@ static void tagged_json(int argc, char **argv, struct tagged_row *rows, int iter
 	report_end();
 }
 
-static int tagged_main(int argc, char **argv)
+/* The options, parsed by bench-refpage.c's main(), which hands --tagged over here. */
+static int tagged_main(int argc, char **argv, int json, int quick, int iterations)
 {
 	struct tagged_row rows[TAGGED_ROWS] = { { .name = "ST2G up front" } };
-	int iterations = 0, json = 0, quick = 0, mte, i, t, it;
+	int mte, i, t, it;
 	size_t order[TAGGED_ROWS];
-	char *end;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--tagged")) {
-			continue;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
-			iterations = (int)strtol(argv[++i], &end, 10);
-			if (*end || iterations < 1 || iterations > 1000000) {
-				tagged_usage(stderr);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--help")) {
-			tagged_usage(stdout);
-			return 0;
-		} else {
-			tagged_usage(stderr);
-			return 2;
-		}
-	}
 	if (!iterations)
 		iterations = quick ? QUICK_ITERATIONS : TAGGED_ITERATIONS;
 	page = (size_t)sysconf(_SC_PAGESIZE);
