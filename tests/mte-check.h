@@ -27,6 +27,17 @@ static inline void t_mte_enable(void)
 		T_FAIL("PR_SET_TAGGED_ADDR_CTRL with HWCAP2_MTE: %s", strerror(errno));
 }
 
+/* A fresh anonymous PROT_MTE page, its tags all 0. */
+static inline unsigned char *t_mte_page(void)
+{
+	unsigned char *page = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE | PROT_MTE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		T_FAIL("mmap(PROT_MTE) with HWCAP2_MTE: %s", strerror(errno));
+	return page;
+}
+
 static inline void t_mte_on_segv(int sig, siginfo_t *si, void *ctx)
 {
 	(void)sig;

@@ -28,10 +28,7 @@ static void test_granules(void)
 	unsigned char *page;
 	int i;
 
-	page = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE | PROT_MTE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		T_FAIL("mmap(PROT_MTE) with HWCAP2_MTE: %s", strerror(errno));
+	page = t_mte_page();
 
 	T_CASE("tags 1..8 set on granules 0..7 read back granule by granule");
 	for (i = 0; i < TAGGED; i++)

@@ -122,10 +122,7 @@ static unsigned char *make_pattern(void)
 	unsigned char *mem;
 	size_t i;
 
-	mem = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE | PROT_MTE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		T_FAIL("mmap(PROT_MTE): %s", strerror(errno));
+	mem = t_mte_page();
 	for (i = 0; i < PATTERN_SIZE; i += MMKIT_MTE_GRANULE)
 		mmkit__mte_set_tag(tagged(mem + i));
 	for (i = 0; i < PATTERN_SIZE; i++)
