@@ -289,11 +289,11 @@ cross-aarch64: FORCE
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 
 # The real-kernel tier under QEMU: Debian's 6.1 kernels (amd64, arm64 without
-# and with MTE) and one built from linux-source-6.1 with ANON_VMA_NAME, KASAN
-# and lockdep; bench-amd64, the same without the debugging, runs the naming
-# benchmark.
-KERNEL_TIERS	?= debian-amd64 debian-arm64 debian-arm64-mte debian612-amd64 custom-amd64 \
-		   custom612-amd64 bench-amd64
+# and with MTE), its 6.12 ones (amd64, arm64 with MTE) and one built from
+# linux-source-6.1 with ANON_VMA_NAME, KASAN and lockdep; bench-amd64, the
+# same without the debugging, runs the naming benchmark.
+KERNEL_TIERS	?= debian-amd64 debian-arm64 debian-arm64-mte debian612-amd64 \
+		   debian612-arm64-mte custom-amd64 custom612-amd64 bench-amd64
 
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)

@@ -312,13 +312,16 @@ run_tier() {
 				"$out/static-amd64/bench/bench-names" || return 1
 			guest_bench names "$out/static-amd64/bench/bench-names" "$names_bench_args"
 		fi ;;
-	debian-arm64|debian-arm64-mte)
+	debian-arm64|debian-arm64-mte|debian612-arm64-mte)
 		arch=arm64
-		abi=$(debian_abi 6.1)
-		[ -n "$abi" ] || { echo "cannot find Debian's 6.1 kernel ABI (apt-get update?)"; return 1; }
+		series=6.1
+		[ "$1" != debian612-arm64-mte ] || series=6.12
+		abi=$(debian_abi $series)
+		[ -n "$abi" ] ||
+			{ echo "cannot find Debian's $series kernel ABI (apt-get update?)"; return 1; }
 		# Debian 12's QEMU keeps MTE tags per page: the tier without MTE
-		# runs on it, the MTE tier on a QEMU that keeps them per granule.
-		if [ "$1" = debian-arm64-mte ]; then
+		# runs on it, the MTE tiers on a QEMU that keeps them per granule.
+		if [ "$1" != debian-arm64 ]; then
 			qemu=$(qemu_mte) || return 1
 			arm64_qemu=$qemu/usr/bin/qemu-system-aarch64
 			arm64_qemu_data=$qemu/usr/share/qemu
@@ -336,7 +339,7 @@ run_tier() {
 				build-aarch64/bench/bench-pac || return 1
 			guest_bench pac "$top/build-aarch64/bench/bench-pac" "$pac_bench_args"
 		fi
-		if [ "$1" = debian-arm64-mte ]; then
+		if [ "$1" != debian-arm64 ]; then
 			make -s -C "$top" B=build-aarch64 CC=aarch64-linux-gnu-gcc LDFLAGS=-static \
 				build-aarch64/bench/bench-refpage || return 1
 			guest_bench refpage "$top/build-aarch64/bench/bench-refpage" \

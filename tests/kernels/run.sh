@@ -9,7 +9,7 @@
 # or "suspicious RCU usage" (PROVE_RCU).  QEMU's own exit code says nothing.
 #
 #   tests/kernels/run.sh debian-amd64 debian-arm64 debian-arm64-mte \
-#	debian612-amd64 custom-amd64 custom612-amd64 bench-amd64
+#	debian612-amd64 debian612-arm64-mte custom-amd64 custom612-amd64 bench-amd64
 #
 # Kernels and packages are cached in $MMKIT_KERNEL_CACHE
 # (default ~/.cache/mmkit-kernels); a fresh machine downloads them.
