@@ -36,6 +36,7 @@
 #define MMKIT_BENCH_SECRET_SCALE_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
