@@ -103,8 +103,9 @@ static void ask_pause(int fd, uint64_t read_ns)
 
 /*
  * Reads a registry of another process through @fd, reading again what a
- * writer tore: after a backoff while seq is odd, at once (the writer asked
- * to pause) when seq changed across the read.  A seq odd and unchanged for
+ * writer tore: after a backoff while seq is odd (asking the writer to
+ * pause once yields were not enough), at once (the writer asked to pause)
+ * when seq changed across the read.  A seq odd and unchanged for
  * DEAD_WRITER_NS was left so by a writer that died in an update: the
  * entries are read as they are, and only those that pass entries_sane()
  * kept (the range being changed may show its old name or none).  Gives up
@@ -143,7 +144,15 @@ static ssize_t registry_read(int fd, size_t room, struct mmkit__name_range **out
 			}
 			dead = t0 - odd_since >= DEAD_WRITER_NS;
 			if (!dead) {
-				backoff(++waits);
+				/*
+				 * A writer that starts its next change as soon as
+				 * it ends one keeps seq odd nearly all the time:
+				 * once yielding was not enough, it is asked for a
+				 * pause longer than our sleeps have grown.
+				 */
+				if (++waits > BACKOFF_YIELDS)
+					ask_pause(fd, t0 - begin);
+				backoff(waits);
 				continue;
 			}
 		}

@@ -41,8 +41,12 @@ struct mmkit__registry_header {
 #define MMKIT__REGISTRY_LINK	"/memfd:" MMKIT__REGISTRY_NAME " (deleted)"
 #define MMKIT__REGISTRY_MAGIC	0x4e4b4d4du	/* "MMKN" */
 #define MMKIT__REGISTRY_VERSION	2u
-/* The longest pause a reader may ask of a writer (pause_us). */
-#define MMKIT__REGISTRY_PAUSE_MAX_US	20000u
+/*
+ * The longest pause a reader may ask of a writer (pause_us): twice what
+ * reading the largest registry a reader takes (2^20 entries, 96 MiB) costs,
+ * so that no registry is too large to read under a writer that never stops.
+ */
+#define MMKIT__REGISTRY_PAUSE_MAX_US	500000u
 
 /* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
 int mmkit__kernel_names(void);
