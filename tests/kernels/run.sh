@@ -23,6 +23,7 @@ mkdir -p "$cache" "$out"
 
 . "$here/lib.sh"
 
+prebuild "$@"
 # The guests' counts add up to the tier's closing line; a tier that fails
 # without a clean summary (no boot, panic, kernel warning) counts one failure.
 passed=0 failed=0 skipped=0
