@@ -224,6 +224,19 @@ MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
 	ret = ensure_init();
 	if (ret)
 		return ret;
+	/*
+	 * A pooled secret in an active chunk is asked about as the threads'
+	 * caches free it, without the lock: the OpenSSL shim asks before
+	 * every free, and the lock serialised its threads there.
+	 */
+	c = secret__chunk_of(p);
+	if (c && c->state == CHUNK_ACTIVE) {
+		n = secret__pool_size(c, p);
+		if (!n)
+			return -EINVAL;
+		*size = n;
+		return 0;
+	}
 	pthread_mutex_lock(&S.lock);
 	c = secret__chunk_of(p);
 	if (c) {

@@ -231,7 +231,10 @@ int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *o
 void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */
 void secret__pool_give(const struct cached_slot *in, unsigned int n);
-/* The size asked for by the secret starting at @p in @c, or 0 if none does. */
+/*
+ * The size asked for by the secret starting at @p in @c, or 0 if none does;
+ * needs no lock in an active chunk (as secret__slot_check()).
+ */
 size_t secret__pool_size(const struct chunk *c, const char *p);
 /* Maps a new chunk into the cache. */
 int secret__chunk_map(struct chunk **out);
