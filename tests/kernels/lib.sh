@@ -312,8 +312,8 @@ pac_bench_args="--calls 200000 --rounds 5"
 # have; bench-amd64 is the one without KASAN and lockdep, which made the
 # published 65,536 VMAs impossible in CI time.  Its guest gets 4 GiB: the
 # row with 10 pages touched in each VMA holds 2.5 GiB.  Building the 30
-# sets of VMAs takes most of the time (about 5 minutes emulated); the
-# forks, 4 per set, about one.
+# sets of VMAs takes most of the time (about 5 minutes emulated on one
+# host, 12 on a slower one); the forks, 4 per set, one to three.
 names_bench_args="--vmas 65536 --forks 20"
 # The direct-map experiment needs a kernel whose direct map no secret page
 # has split yet, which a long-running host is not: the guest runs it before
