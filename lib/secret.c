@@ -237,8 +237,8 @@ MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
 		*size = n;
 		return 0;
 	}
+	/* The chunk a pointer lies in never changes: only its state, under the lock. */
 	pthread_mutex_lock(&S.lock);
-	c = secret__chunk_of(p);
 	if (c) {
 		n = secret__pool_size(c, p);
 		/* In the pool's memory: freed, or not the start of a secret. */
