@@ -143,8 +143,9 @@ prebuild() {
 	(
 		renice -n 19 -p "$(sh -c 'echo $PPID')" >/dev/null
 		for tier in "$@"; do
-			[ -n "$(custom_series "$tier")" ] || continue
-			custom_kernel "$tier" "$(custom_series "$tier")" >/dev/null
+			series=$(custom_series "$tier")
+			[ -n "$series" ] || continue
+			custom_kernel "$tier" "$series" >/dev/null
 			touch "$out/prebuilt.$tier"
 		done
 	) >"$out/prebuild.log" 2>&1 &
@@ -352,11 +353,10 @@ run_tier() {
 		tests="$out/static-amd64"
 		if [ "$1" = bench-amd64 ]; then
 			guest_mib=4096
-			make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static \
-				"$out/static-amd64/bench/bench-names" || return 1
-			guest_bench names "$out/static-amd64/bench/bench-names" "$names_bench_args"
 			make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static PKG_CONFIG=false \
+				"$out/static-amd64/bench/bench-names" \
 				"$out/static-amd64/bench/bench-secret" || return 1
+			guest_bench names "$out/static-amd64/bench/bench-names" "$names_bench_args"
 			guest_bench secret "$out/static-amd64/bench/bench-secret" "$direct_map_bench_args"
 		fi ;;
 	debian-arm64|debian-arm64-mte|debian612-arm64-mte)
