@@ -4,6 +4,7 @@
  *
  * Every function returns 0 (or a non-negative count) on success and a
  * negative errno value on failure.  No function reads or changes errno.
+ * mmkit_last_error() words the calling thread's last failure.
  */
 #ifndef MMKIT_H
 #define MMKIT_H
@@ -18,6 +19,17 @@ extern "C" {
 #define MMKIT_VERSION_MAJOR	0
 #define MMKIT_VERSION_MINOR	1
 #define MMKIT_VERSION_PATCH	0
+
+/*
+ * The calling thread's last failure of an mmkit call, as
+ * "mmkit_OP: reason" (the library's own reason where it knows more than
+ * the errno: the RLIMIT_MEMLOCK figures, the backend that is missing and
+ * why, ...); "" before the thread's first failure.  Read it right after a
+ * call returned a negative errno: a success leaves it as it was, like
+ * errno.  The pointer stays valid until the thread exits; the text changes
+ * at the thread's next failure.  Never NULL; see mmkit_last_error(3).
+ */
+const char *mmkit_last_error(void);
 
 /* ------------------------------------------------------------------ */
 /* Feature probe                                                        */

@@ -5,6 +5,7 @@
 
 #include "mmkit.h"
 #include "compat.h"
+#include "error.h"
 #include "feature.h"
 #include "sys.h"
 #include "util.h"

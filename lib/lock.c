@@ -92,14 +92,19 @@ static int memlock_base(struct mmkit_memlock *m)
 	return status_bytes("VmLck", &m->locked);
 }
 
+/* 0 if the request fits the limit; -ENOMEM, with the figures, if not. */
 static int memlock_verdict(const struct mmkit_memlock *m)
 {
-	if (m->exempt || m->limit == MMKIT_MEMLOCK_UNLIMITED || !m->needed)
+	if (m->exempt || m->limit == MMKIT_MEMLOCK_UNLIMITED || !m->needed ||
+	    m->locked + m->needed <= m->limit)
 		return 0;
-	return m->locked + m->needed <= m->limit ? 0 : -ENOMEM;
+	mmkit__error_detail(-ENOMEM,
+			    "locking %llu KiB more would exceed RLIMIT_MEMLOCK: limit %llu KiB, %llu KiB locked",
+			    m->needed / 1024, m->limit / 1024, m->locked / 1024);
+	return -ENOMEM;
 }
 
-MMKIT_EXPORT int mmkit_memlock_check(const void *addr, size_t len, struct mmkit_memlock *m)
+static int memlock_check_range(const void *addr, size_t len, struct mmkit_memlock *m)
 {
 	size_t page = sys_page_size();
 	uintptr_t start, end;
@@ -128,6 +133,11 @@ MMKIT_EXPORT int mmkit_memlock_check(const void *addr, size_t len, struct mmkit_
 	return memlock_verdict(m);
 }
 
+MMKIT_EXPORT int mmkit_memlock_check(const void *addr, size_t len, struct mmkit_memlock *m)
+{
+	return MMKIT__CALL(memlock_check_range(addr, len, m));
+}
+
 static int lockall_flags_valid(unsigned int flags)
 {
 	if (flags & ~(MMKIT_LOCK_CURRENT | MMKIT_LOCK_FUTURE | MMKIT_LOCK_ONFAULT))
@@ -135,7 +145,7 @@ static int lockall_flags_valid(unsigned int flags)
 	return !!(flags & (MMKIT_LOCK_CURRENT | MMKIT_LOCK_FUTURE));
 }
 
-MMKIT_EXPORT int mmkit_memlock_check_all(unsigned int flags, struct mmkit_memlock *m)
+static int memlock_check_lockall(unsigned int flags, struct mmkit_memlock *m)
 {
 	unsigned long long total;
 	int ret;
@@ -153,7 +163,12 @@ MMKIT_EXPORT int mmkit_memlock_check_all(unsigned int flags, struct mmkit_memloc
 	return memlock_verdict(m);
 }
 
-MMKIT_EXPORT int mmkit_lock(void *addr, size_t len, unsigned int flags)
+MMKIT_EXPORT int mmkit_memlock_check_all(unsigned int flags, struct mmkit_memlock *m)
+{
+	return MMKIT__CALL(memlock_check_lockall(flags, m));
+}
+
+static int lock_range(void *addr, size_t len, unsigned int flags)
 {
 	struct mmkit_memlock m;
 	int ret;
@@ -167,14 +182,24 @@ MMKIT_EXPORT int mmkit_lock(void *addr, size_t len, unsigned int flags)
 	return sys_mlock2(addr, len, flags & MMKIT_LOCK_ONFAULT ? MLOCK_ONFAULT : 0);
 }
 
-MMKIT_EXPORT int mmkit_unlock(void *addr, size_t len)
+MMKIT_EXPORT int mmkit_lock(void *addr, size_t len, unsigned int flags)
+{
+	return MMKIT__CALL(lock_range(addr, len, flags));
+}
+
+static int unlock_range(void *addr, size_t len)
 {
 	int ret = mmkit__check_range(addr, len, 0);
 
 	return ret ? ret : sys_munlock(addr, len);
 }
 
-MMKIT_EXPORT int mmkit_lockall(unsigned int flags)
+MMKIT_EXPORT int mmkit_unlock(void *addr, size_t len)
+{
+	return MMKIT__CALL(unlock_range(addr, len));
+}
+
+static int lock_all(unsigned int flags)
 {
 	struct mmkit_memlock m;
 	int mcl = 0;
@@ -192,9 +217,14 @@ MMKIT_EXPORT int mmkit_lockall(unsigned int flags)
 	return sys_mlockall(mcl);
 }
 
+MMKIT_EXPORT int mmkit_lockall(unsigned int flags)
+{
+	return MMKIT__CALL(lock_all(flags));
+}
+
 MMKIT_EXPORT int mmkit_unlockall(void)
 {
-	return sys_munlockall();
+	return MMKIT__CALL(sys_munlockall());
 }
 
 void mmkit__probe_lock(struct mmkit_feature *f)

@@ -65,7 +65,7 @@ void mmkit__probe_names(struct mmkit_feature *f)
 }
 
 /* is_valid_name_char() of kernel/sys.c, and strndup_user(name, 80)'s limit. */
-MMKIT_EXPORT int mmkit_name_valid(const char *name)
+static int name_valid(const char *name)
 {
 	size_t i;
 
@@ -74,10 +74,23 @@ MMKIT_EXPORT int mmkit_name_valid(const char *name)
 	for (i = 0; name[i]; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (i + 1 >= MMKIT_NAME_MAX || c < 0x20 || c > 0x7e || strchr("\\`$[]", c))
+		if (i + 1 >= MMKIT_NAME_MAX) {
+			mmkit__error_detail(-EINVAL, "name longer than %d characters",
+					    MMKIT_NAME_MAX - 1);
 			return -EINVAL;
+		}
+		if (c < 0x20 || c > 0x7e || strchr("\\`$[]", c)) {
+			mmkit__error_detail(-EINVAL, "name: character 0x%02x at offset %zu is not allowed",
+					    c, i);
+			return -EINVAL;
+		}
 	}
 	return 0;
+}
+
+MMKIT_EXPORT int mmkit_name_valid(const char *name)
+{
+	return MMKIT__CALL(name_valid(name));
 }
 
 /* The checks of madvise_set_anon_name(), in its order. */
@@ -87,19 +100,21 @@ static int name_range(void *addr, size_t len_in, uint64_t *start, uint64_t *end)
 	uintptr_t s = (uintptr_t)addr;
 	size_t len;
 
-	if (s & (page - 1))
+	if (s & (page - 1)) {
+		mmkit__error_detail(-EINVAL, "address %#lx is not page aligned", (unsigned long)s);
 		return -EINVAL;
+	}
 	len = (len_in + page - 1) & ~(page - 1);
-	if (len_in && !len)
+	if ((len_in && !len) || s + len < s) {
+		mmkit__error_detail(-EINVAL, "length %zu from %#lx wraps", len_in, (unsigned long)s);
 		return -EINVAL;
-	if (s + len < s)
-		return -EINVAL;
+	}
 	*start = s;
 	*end = s + len;
 	return 0;
 }
 
-MMKIT_EXPORT int mmkit_name(void *addr, size_t len, const char *name)
+static int set_name(void *addr, size_t len, const char *name)
 {
 	uint64_t start, end;
 	int ret;
@@ -112,6 +127,21 @@ MMKIT_EXPORT int mmkit_name(void *addr, size_t len, const char *name)
 		return ret;
 	if (mmkit__kernel_names())
 		return mmkit__registry_name(start, end, name);
-	return sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)addr, len,
-			 (unsigned long)name);
+	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)addr, len,
+			(unsigned long)name);
+	if (ret == -ENOMEM)
+		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME): part of [%#lx, %#lx) is not mapped",
+				    (unsigned long)start, (unsigned long)end);
+	else if (ret == -EBADF)
+		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME): [%#lx, %#lx) reaches a file mapping",
+				    (unsigned long)start, (unsigned long)end);
+	else if (ret)
+		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME) refused: %s",
+				    strerrordesc_np(-ret));
+	return ret;
+}
+
+MMKIT_EXPORT int mmkit_name(void *addr, size_t len, const char *name)
+{
+	return MMKIT__CALL(set_name(addr, len, name));
 }

@@ -33,31 +33,56 @@ static int pac_supported(void)
 }
 #endif
 
-MMKIT_EXPORT int mmkit_pac_get_enabled_keys(unsigned long *keys)
+static int pac_absent(void)
+{
+	mmkit__error_detail(-EOPNOTSUPP, PAC_ABSENT_REASON);
+	return -EOPNOTSUPP;
+}
+
+/* The arguments were checked: EINVAL means a kernel without these prctls. */
+static int kernel_answer(int ret)
+{
+	if (ret != -EINVAL)
+		return ret;
+	mmkit__error_detail(-EOPNOTSUPP, "the kernel has no PR_PAC_*_ENABLED_KEYS (Linux 5.13+)");
+	return -EOPNOTSUPP;
+}
+
+static int get_enabled_keys(unsigned long *keys)
 {
 	int ret;
 
 	if (!keys)
 		return -EINVAL;
 	if (!pac_supported())
-		return -EOPNOTSUPP;
+		return pac_absent();
 	ret = sys_prctl(PR_PAC_GET_ENABLED_KEYS, 0, 0, 0, 0);
 	if (ret < 0)
-		return ret == -EINVAL ? -EOPNOTSUPP : ret;
+		return kernel_answer(ret);
 	*keys = (unsigned long)ret;
 	return 0;
 }
 
-MMKIT_EXPORT int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled)
+MMKIT_EXPORT int mmkit_pac_get_enabled_keys(unsigned long *keys)
+{
+	return MMKIT__CALL(get_enabled_keys(keys));
+}
+
+static int set_enabled_keys(unsigned long mask, unsigned long enabled)
 {
 	int ret;
 
 	if ((mask & ~MMKIT_PAC_ALL_KEYS) || (enabled & ~mask))
 		return -EINVAL;
 	if (!pac_supported())
-		return -EOPNOTSUPP;
+		return pac_absent();
 	ret = sys_prctl(PR_PAC_SET_ENABLED_KEYS, mask, enabled, 0, 0);
-	return ret == -EINVAL ? -EOPNOTSUPP : ret;
+	return kernel_answer(ret);
+}
+
+MMKIT_EXPORT int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long enabled)
+{
+	return MMKIT__CALL(set_enabled_keys(mask, enabled));
 }
 
 void mmkit__probe_pac(struct mmkit_feature *f)

@@ -53,11 +53,16 @@ static void probe_all(void)
 	mmkit__probe_userfaultfd(&cached.feature[MMKIT_FEATURE_USERFAULTFD]);
 }
 
-MMKIT_EXPORT int mmkit_probe(struct mmkit_features *f)
+static int probe(struct mmkit_features *f)
 {
 	if (!f)
 		return -EINVAL;
 	pthread_once(&cached_once, probe_all);
 	*f = cached;
 	return 0;
+}
+
+MMKIT_EXPORT int mmkit_probe(struct mmkit_features *f)
+{
+	return MMKIT__CALL(probe(f));
 }

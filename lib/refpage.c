@@ -60,18 +60,18 @@ static const struct refpage_backend *backend_by_name(const char *name)
  */
 static const struct refpage_backend *default_backend;
 static int default_error;
+static char default_why[MMKIT_REASON_MAX] = "no backend keeps the whole contract";
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 static void choose_default(void)
 {
-	char why[MMKIT_REASON_MAX];
 	size_t i;
 
 	default_error = -ENOSYS;
 	for (i = 0; i < NBACKENDS; i++) {
 		if (backends[i]->contract != MMKIT_REFPAGE_FULL_CONTRACT)
 			continue;
-		default_error = backends[i]->available(why, sizeof(why));
+		default_error = backends[i]->available(default_why, sizeof(default_why));
 		if (!default_error) {
 			default_backend = backends[i];
 			return;
@@ -90,9 +90,9 @@ static int backend_tags(const struct refpage_backend *be, char *why, size_t len)
 /* The default for tagged pages: the first available one that can tag. */
 static int tagged_default(const struct refpage_backend **out)
 {
-	char why[MMKIT_REASON_MAX];
-	int ret = -EOPNOTSUPP;
+	char why[MMKIT_REASON_MAX] = "no backend keeps the whole contract";
 	size_t i;
+	int ret;
 
 	for (i = 0; i < NBACKENDS; i++) {
 		if (backends[i]->contract != MMKIT_REFPAGE_FULL_CONTRACT)
@@ -103,7 +103,8 @@ static int tagged_default(const struct refpage_backend **out)
 			return 0;
 		}
 	}
-	return ret == -EOPNOTSUPP ? ret : -EOPNOTSUPP;
+	mmkit__error_detail(-EOPNOTSUPP, "no backend can serve tagged pages (the last: %s)", why);
+	return -EOPNOTSUPP;
 }
 
 /*
@@ -129,22 +130,29 @@ static int select_backend(unsigned int flags, const struct refpage_backend **out
 		if (!env || !*env) {
 			pthread_once(&default_once, choose_default);
 			*out = default_backend;
+			if (!default_backend)
+				mmkit__error_detail(default_error, "no reference-page backend: %s",
+						    default_why);
 			return default_backend ? 0 : default_error;
 		}
 		be = backend_by_name(env);
-		if (!be)
+		if (!be) {
+			mmkit__error_detail(-EINVAL, REFPAGE_ENV " names no backend (kmod, memfd, uffd)");
 			return -EINVAL;
+		}
 	}
 	ret = be->available(why, sizeof(why));
 	if (!ret && (flags & MMKIT_REFPAGE_TAGGED) && be->can_tag)
 		ret = be->can_tag(why, sizeof(why));
-	if (ret)
+	if (ret) {
+		mmkit__error_detail(ret, "backend %s: %s", be->name, why);
 		return ret;
+	}
 	*out = be;
 	return 0;
 }
 
-MMKIT_EXPORT int mmkit_refpage_backend_available(unsigned int flag, char *why, size_t why_len)
+static int backend_available(unsigned int flag, char *why, size_t why_len)
 {
 	const struct refpage_backend *be = backend_by_flag(flag);
 	char buf[MMKIT_REASON_MAX];
@@ -156,6 +164,11 @@ MMKIT_EXPORT int mmkit_refpage_backend_available(unsigned int flag, char *why, s
 	if (why && why_len)
 		snprintf(why, why_len, "%s", ret ? buf : "available");
 	return ret;
+}
+
+MMKIT_EXPORT int mmkit_refpage_backend_available(unsigned int flag, char *why, size_t why_len)
+{
+	return MMKIT__CALL(backend_available(flag, why, why_len));
 }
 
 /*
@@ -179,8 +192,8 @@ static void copy_tagged_pattern(struct mmkit_refpage *rp, const unsigned char *p
 		rp->tags[g] = rp->tags[g % n];
 }
 
-MMKIT_EXPORT int mmkit_refpage_create(struct mmkit_refpage **rpp, const void *pattern,
-				      size_t pattern_size, unsigned int flags)
+static int refpage_create(struct mmkit_refpage **rpp, const void *pattern,
+			  size_t pattern_size, unsigned int flags)
 {
 	const struct refpage_backend *be;
 	size_t page = sys_page_size(), i;
@@ -192,16 +205,22 @@ MMKIT_EXPORT int mmkit_refpage_create(struct mmkit_refpage **rpp, const void *pa
 
 	if (!rpp || !pattern || !pattern_size || pattern_size > page ||
 	    (pattern_size & (pattern_size - 1)) ||
-	    (flags & ~(BACKEND_FLAGS | MMKIT_REFPAGE_TAGGED)))
+	    (flags & ~(BACKEND_FLAGS | MMKIT_REFPAGE_TAGGED))) {
+		mmkit__error_detail(-EINVAL,
+				    "pattern size %zu (a power of two up to %zu), flags %#x, or a NULL pointer",
+				    pattern_size, page, flags);
 		return -EINVAL;
+	}
 	/* Tags belong to whole granules of the caller's memory. */
 	if (tagged && (pattern_size < MMKIT_MTE_GRANULE ||
 		       (uintptr_t)pattern % MMKIT_MTE_GRANULE))
 		return -EINVAL;
 	if (tagged) {
 		ret = mmkit__mte_available(why, sizeof(why));
-		if (ret)
+		if (ret) {
+			mmkit__error_detail(ret, "tagged page: %s", why);
 			return ret;
+		}
 	}
 	ret = select_backend(flags, &be);
 	if (ret)
@@ -231,6 +250,12 @@ MMKIT_EXPORT int mmkit_refpage_create(struct mmkit_refpage **rpp, const void *pa
 	return 0;
 }
 
+MMKIT_EXPORT int mmkit_refpage_create(struct mmkit_refpage **rpp, const void *pattern,
+				      size_t pattern_size, unsigned int flags)
+{
+	return MMKIT__CALL(refpage_create(rpp, pattern, pattern_size, flags));
+}
+
 MMKIT_EXPORT void mmkit_refpage_destroy(struct mmkit_refpage *rp)
 {
 	if (!rp)
@@ -240,7 +265,7 @@ MMKIT_EXPORT void mmkit_refpage_destroy(struct mmkit_refpage *rp)
 	sys_munmap(rp->page, 2 * sys_page_size());
 }
 
-MMKIT_EXPORT int mmkit_refpage_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
+static int refpage_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
 {
 	size_t rounded = mmkit__page_round_up(len);
 
@@ -248,6 +273,11 @@ MMKIT_EXPORT int mmkit_refpage_map(struct mmkit_refpage *rp, size_t len, int pro
 	if (!rp || !addr || !len || rounded < len || (prot & ~(PROT_READ | PROT_WRITE)))
 		return -EINVAL;
 	return rp->backend->map(rp, rounded, prot, addr);
+}
+
+MMKIT_EXPORT int mmkit_refpage_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
+{
+	return MMKIT__CALL(refpage_map(rp, len, prot, addr));
 }
 
 static int check_piece(struct mmkit_refpage *rp, const struct refpage_piece *piece, void *arg)
@@ -268,7 +298,7 @@ static int check_user_range(const struct mmkit_refpage *rp, void *addr, size_t l
 	return mmkit__check_range(addr, *rounded, 1);
 }
 
-MMKIT_EXPORT int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size_t len)
+static int refpage_attach(struct mmkit_refpage *rp, void *addr, size_t len)
 {
 	size_t rounded;
 	int ret = check_user_range(rp, addr, len, &rounded);
@@ -285,12 +315,22 @@ MMKIT_EXPORT int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size
 	return rp->backend->attach(rp, addr, rounded);
 }
 
-MMKIT_EXPORT int mmkit_refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
+MMKIT_EXPORT int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size_t len)
+{
+	return MMKIT__CALL(refpage_attach(rp, addr, len));
+}
+
+static int refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
 {
 	size_t rounded;
 	int ret = check_user_range(rp, addr, len, &rounded);
 
 	return ret ? ret : rp->backend->unmap(rp, addr, rounded);
+}
+
+MMKIT_EXPORT int mmkit_refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
+{
+	return MMKIT__CALL(refpage_unmap(rp, addr, len));
 }
 
 static int first_prot(struct mmkit_refpage *rp, const struct refpage_piece *piece, void *arg)
@@ -308,8 +348,8 @@ static int first_prot(struct mmkit_refpage *rp, const struct refpage_piece *piec
  * move each piece of the old one to its place in it, then let the backend
  * serve the moved pieces.  If a move fails, the moved pieces go back.
  */
-MMKIT_EXPORT int mmkit_refpage_remap(struct mmkit_refpage *rp, void *old_addr, size_t old_len,
-				     size_t new_len, void **new_addr)
+static int refpage_remap(struct mmkit_refpage *rp, void *old_addr, size_t old_len,
+			 size_t new_len, void **new_addr)
 {
 	size_t old_rounded = mmkit__page_round_up(old_len);
 	size_t new_rounded = mmkit__page_round_up(new_len);
@@ -348,6 +388,12 @@ MMKIT_EXPORT int mmkit_refpage_remap(struct mmkit_refpage *rp, void *old_addr, s
 		rp->backend->unmap(rp, (unsigned char *)old_addr + keep, old_rounded - keep);
 	*new_addr = dst;
 	return 0;
+}
+
+MMKIT_EXPORT int mmkit_refpage_remap(struct mmkit_refpage *rp, void *old_addr, size_t old_len,
+				     size_t new_len, void **new_addr)
+{
+	return MMKIT__CALL(refpage_remap(rp, old_addr, old_len, new_len, new_addr));
 }
 
 MMKIT_EXPORT const char *mmkit_refpage_backend(const struct mmkit_refpage *rp)

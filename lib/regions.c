@@ -79,6 +79,7 @@ struct walk {
 	unsigned long long want_swapped;
 	unsigned long long found_present;	/* counted so far in the VMA's parts */
 	unsigned long long found_swapped;
+	int stopped;			/* fn returned non-zero: its value is the answer */
 	struct mmkit_region r;
 	struct mmkit__vma vma;		/* the VMA being read, its path in path */
 	char path[PATH_MAX + 32];
@@ -265,7 +266,8 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 	r->private_dirty = p->v[V_PRIVATE_DIRTY];
 	r->swap = p->v[V_SWAP];
 	r->locked = p->v[V_LOCKED];
-	return w->fn(r, w->arg);
+	w->stopped = w->fn(r, w->arg);
+	return w->stopped;
 }
 
 static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma)
@@ -334,7 +336,8 @@ static int walk_smaps(struct walk *w, struct mmkit__lines *smaps)
 	return ret;
 }
 
-MMKIT_EXPORT int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg)
+/* *@stopped: whether the answer is @fn's value, not the walk's. */
+static int read_regions(pid_t pid, mmkit_region_fn fn, void *arg, int *stopped)
 {
 	struct mmkit__lines smaps;
 	char dir[32];
@@ -377,7 +380,9 @@ MMKIT_EXPORT int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg)
 		mmkit__lines_close(&smaps);
 	} else {
 		ret = (int)n;
+		mmkit__error_detail(ret, "reading the mappings of %s: %s", dir, strerrordesc_np(-ret));
 	}
+	*stopped = w->stopped;
 	if (w->pagemap_fd >= 0)
 		sys_close(w->pagemap_fd);
 	if (w->dirfd >= 0)
@@ -386,4 +391,15 @@ MMKIT_EXPORT int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg)
 	free(w->names);
 	free(w);
 	return ret;
+}
+
+/* A non-zero value of @fn is passed on as it is, leaving the last error alone. */
+MMKIT_EXPORT int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg)
+{
+	int stopped = 0;
+	int ret;
+
+	mmkit__error_begin();
+	ret = read_regions(pid, fn, arg, &stopped);
+	return stopped ? ret : mmkit__error_end(__func__, ret);
 }

@@ -177,7 +177,10 @@ static int map_fallback(void *addr, size_t len)
 	return ret;
 }
 
-/* Records why mapping @len bytes failed, with the RLIMIT_MEMLOCK figures. */
+/*
+ * Records why mapping @len bytes failed, with the RLIMIT_MEMLOCK figures:
+ * for mmkit_secret_stats() and as the thread's error.
+ */
 static void note_failure(size_t len, int err)
 {
 	struct mmkit_memlock m;
@@ -185,17 +188,18 @@ static void note_failure(size_t len, int err)
 	if (err != -ENOMEM || mmkit_memlock_check(NULL, 0, &m)) {
 		snprintf(S.last_error, sizeof(S.last_error), "mapping %zu KiB of secret memory: %s",
 			 len / 1024, secret__errname(-err));
-		return;
-	}
-	S.enomem++;
-	if (m.exempt || m.limit == MMKIT_MEMLOCK_UNLIMITED)
+	} else if (m.exempt || m.limit == MMKIT_MEMLOCK_UNLIMITED) {
+		S.enomem++;
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "mapping %zu KiB of secret memory: ENOMEM (no RLIMIT_MEMLOCK applies: out of memory or address space)",
 			 len / 1024);
-	else
+	} else {
+		S.enomem++;
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "mapping %zu KiB of secret memory would exceed RLIMIT_MEMLOCK: limit %llu KiB, %llu KiB locked (%llu KiB by mmkit)",
 			 len / 1024, m.limit / 1024, m.locked / 1024, S.bytes_locked / 1024);
+	}
+	mmkit__error_detail(err, "%s", S.last_error);
 }
 
 /*

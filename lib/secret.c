@@ -105,6 +105,7 @@ static int backend_allowed(unsigned int flags)
 	if (S.backend == BACKEND_NONE ||
 	    (S.backend == BACKEND_MLOCK && (flags & MMKIT_SECRET_REQUIRE_SECRETMEM))) {
 		snprintf(S.last_error, sizeof(S.last_error), "memfd_secret required: %.200s", S.reason);
+		mmkit__error_detail(-ENOSYS, "%s", S.last_error);
 		return -ENOSYS;
 	}
 	if (S.backend == BACKEND_MLOCK && !(flags & MMKIT_SECRET_QUIET) && !S.noticed) {
@@ -117,15 +118,17 @@ static int backend_allowed(unsigned int flags)
 	return 0;
 }
 
-MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
+static int secret_alloc(void **p, size_t size, unsigned int flags)
 {
 	const unsigned int own_pages = MMKIT_SECRET_PAGES | MMKIT_SECRET_END_AT_GUARD;
 	enum secret_backend before;
 	int pooled, ret;
 
 	if (!p || !size ||
-	    (flags & ~(MMKIT_SECRET_REQUIRE_SECRETMEM | MMKIT_SECRET_QUIET | own_pages)))
+	    (flags & ~(MMKIT_SECRET_REQUIRE_SECRETMEM | MMKIT_SECRET_QUIET | own_pages))) {
+		mmkit__error_detail(-EINVAL, "%s", !p ? "p is NULL" : !size ? "size 0" : "unknown flags");
 		return -EINVAL;
+	}
 	ret = ensure_init();
 	if (ret)
 		return ret;
@@ -157,6 +160,11 @@ MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 	return ret;
 }
 
+MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
+{
+	return MMKIT__CALL(secret_alloc(p, size, flags));
+}
+
 MMKIT_EXPORT void mmkit_secret_free(void *p)
 {
 	struct chunk *c;
@@ -184,7 +192,7 @@ MMKIT_EXPORT void mmkit_secret_free(void *p)
 	pthread_mutex_unlock(&S.lock);
 }
 
-MMKIT_EXPORT int mmkit_secret_protect(void *p, int access)
+static int secret_protect(void *p, int access)
 {
 	static const int prot[] = {
 		[MMKIT_SECRET_NOACCESS] = PROT_NONE,
@@ -202,6 +210,8 @@ MMKIT_EXPORT int mmkit_secret_protect(void *p, int access)
 	pthread_mutex_lock(&S.lock);
 	sp = secret__span_find(p);
 	if (!sp || sp->dead) {
+		mmkit__error_detail(-EINVAL,
+				    "%p is not a live secret with pages of its own (MMKIT_SECRET_PAGES)", p);
 		ret = -EINVAL;
 	} else {
 		ret = sys_mprotect(sp->base + S.page, sp->pages * S.page, prot[access]);
@@ -212,7 +222,12 @@ MMKIT_EXPORT int mmkit_secret_protect(void *p, int access)
 	return ret;
 }
 
-MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
+MMKIT_EXPORT int mmkit_secret_protect(void *p, int access)
+{
+	return MMKIT__CALL(secret_protect(p, access));
+}
+
+static int secret_size(const void *p, size_t *size)
 {
 	struct chunk *c;
 	struct span *sp;
@@ -255,7 +270,12 @@ MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
 	return ret;
 }
 
-MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
+MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
+{
+	return MMKIT__CALL(secret_size(p, size));
+}
+
+static int secret_reserve(size_t bytes)
 {
 	enum secret_backend before;
 	size_t want, off;
@@ -292,7 +312,12 @@ MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
 	return ret;
 }
 
-MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
+MMKIT_EXPORT int mmkit_secret_reserve(size_t bytes)
+{
+	return MMKIT__CALL(secret_reserve(bytes));
+}
+
+static int secret_stats(struct mmkit_secret_stats *st)
 {
 	static const char *const names[] = {
 		[BACKEND_SECRETMEM] = "memfd_secret",
@@ -327,6 +352,11 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 	st->memlock_limit = m.limit;
 	st->memlock_exempt = m.exempt;
 	return 0;
+}
+
+MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
+{
+	return MMKIT__CALL(secret_stats(st));
 }
 
 void mmkit__probe_secret(struct mmkit_feature *f)
