@@ -110,14 +110,20 @@ enum mmkit_region_kind {
 	MMKIT_REGION_SPECIAL,		/* [vdso], [vvar], ... */
 };
 
+/* Bits of mmkit_region.have: the kernel gave that value (else it reads 0). */
+#define MMKIT_REGION_HAVE_PSS	0x1u
+#define MMKIT_REGION_HAVE_SWAP	0x2u
+
 /*
  * One mapping (or the part of one that a registry name covers).  Sizes in
- * bytes, from /proc/PID/smaps.  @name: NAME alone for ANON_NAMED and
- * REGISTRY (perms[3] == 's' tells shared anonymous memory), the path for
- * FILE, the kernel's bracketed word otherwise.  For a part, size is exact,
+ * bytes, from /proc/PID/smaps.  @name: NAME alone, as given to
+ * mmkit_name(), for ANON_NAMED and REGISTRY alike (perms[3] == 's' tells
+ * shared anonymous memory), "" for ANON, the path for FILE, the kernel's
+ * bracketed word otherwise.  For a part, size is exact,
  * rss and swap are counted from /proc/PID/pagemap, pss, private_dirty and
  * locked are the mapping's shared out by rss (all by size if pagemap cannot
- * be read); the parts add up to the mapping's values.
+ * be read); the parts add up to the mapping's values.  The library fills
+ * the struct and passes a pointer: fields are only ever added at the end.
  */
 struct mmkit_region {
 	unsigned long start;
@@ -131,6 +137,7 @@ struct mmkit_region {
 	unsigned long long private_dirty;
 	unsigned long long swap;
 	unsigned long long locked;
+	unsigned int have;		/* MMKIT_REGION_HAVE_PSS, _SWAP (since 0.2) */
 };
 
 typedef int (*mmkit_region_fn)(const struct mmkit_region *region, void *arg);

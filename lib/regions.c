@@ -47,13 +47,14 @@ enum { V_SIZE, V_RSS, V_PSS, V_PRIVATE_DIRTY, V_SWAP, V_LOCKED, V_PRESENT, V_SWA
 static const struct {
 	const char *key;
 	int v;
+	unsigned int have;		/* its MMKIT_REGION_HAVE_ bit, for those that have one */
 } smaps_keys[] = {
-	{ "Size", V_SIZE },
-	{ "Rss", V_RSS },
-	{ "Pss", V_PSS },
-	{ "Private_Dirty", V_PRIVATE_DIRTY },
-	{ "Swap", V_SWAP },
-	{ "Locked", V_LOCKED },
+	{ "Size", V_SIZE, 0 },
+	{ "Rss", V_RSS, 0 },
+	{ "Pss", V_PSS, MMKIT_REGION_HAVE_PSS },
+	{ "Private_Dirty", V_PRIVATE_DIRTY, 0 },
+	{ "Swap", V_SWAP, MMKIT_REGION_HAVE_SWAP },
+	{ "Locked", V_LOCKED, 0 },
 };
 
 struct part {
@@ -80,6 +81,7 @@ struct walk {
 	unsigned long long found_present;	/* counted so far in the VMA's parts */
 	unsigned long long found_swapped;
 	int stopped;			/* fn returned non-zero: its value is the answer */
+	unsigned int have;		/* MMKIT_REGION_HAVE_ bits of the VMA being read */
 	struct mmkit_region r;
 	struct mmkit__vma vma;		/* the VMA being read, its path in path */
 	char path[PATH_MAX + 32];
@@ -122,13 +124,16 @@ static void classify(const struct mmkit__vma *v, struct mmkit_region *r)
 }
 
 /* The "Key:   N kB" lines of smaps that matter here, in bytes. */
-static void smaps_field(const char *line, const char *eol, unsigned long long *v)
+static void smaps_field(struct walk *w, const char *line, const char *eol, unsigned long long *v)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++)
-		if (mmkit__kb_line(line, eol, smaps_keys[i].key, &v[smaps_keys[i].v]))
+	for (i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++) {
+		if (mmkit__kb_line(line, eol, smaps_keys[i].key, &v[smaps_keys[i].v])) {
+			w->have |= smaps_keys[i].have;
 			return;
+		}
+	}
 }
 
 /*
@@ -266,6 +271,7 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 	r->private_dirty = p->v[V_PRIVATE_DIRTY];
 	r->swap = p->v[V_SWAP];
 	r->locked = p->v[V_LOCKED];
+	r->have = w->have;
 	w->stopped = w->fn(r, w->arg);
 	return w->stopped;
 }
@@ -316,7 +322,7 @@ static int walk_smaps(struct walk *w, struct mmkit__lines *smaps)
 	while (!ret && (more = mmkit__lines_next(smaps, &line, &eol)) == 1) {
 		if (mmkit__vma_parse(line, eol, &v)) {
 			if (have)
-				smaps_field(line, eol, vma.v);
+				smaps_field(w, line, eol, vma.v);
 			continue;
 		}
 		if (have)
@@ -327,6 +333,7 @@ static int walk_smaps(struct walk *w, struct mmkit__lines *smaps)
 		memcpy(w->path, v.path, cur->path_len);
 		cur->path = w->path;
 		memset(&vma, 0, sizeof(vma));
+		w->have = 0;
 		have = 1;
 	}
 	if (!ret && more < 0)

@@ -119,6 +119,9 @@ static int check_fn(const struct mmkit_region *r, void *arg)
 		BAD("%lx-%lx: inconsistent sizes", r->start, r->end);
 	if (strlen(r->perms) != 4)
 		BAD("%lx-%lx: perms \"%s\"", r->start, r->end, r->perms);
+	/* Every kernel mmkit runs on gives both (Pss since 2.6.25, Swap since 2.6.26). */
+	if (r->have != (MMKIT_REGION_HAVE_PSS | MMKIT_REGION_HAVE_SWAP))
+		BAD("%lx-%lx: have %#x, smaps gives Pss and Swap", r->start, r->end, r->have);
 	switch (r->kind) {
 	case MMKIT_REGION_ANON:
 		if (r->name[0])
