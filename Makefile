@@ -58,7 +58,9 @@ CLI_CFLAGS	:= $(MMKIT_CFLAGS) -Ilib -DMMKIT_LIBEXECDIR='"$(LIBEXECDIR)/mmkit"' \
 DEPFLAGS	= -MMD -MP -MF $(basename $@).d -MT $@
 MMKIT_LDLIBS	:= -pthread
 
-LIB_SRCS	:= $(wildcard lib/*.c)
+# lib/SOURCES lists the library's C files, one a line: the bindings' builds
+# (bindings/) read the same list.
+LIB_SRCS	:= $(addprefix lib/,$(file < lib/SOURCES))
 CLI_SRCS	:= $(wildcard cli/*.c)
 TEST_SRCS	:= $(wildcard tests/test-*.c)
 # Target programs tests/test-hostile.sh attacks the readers with (not tests).
