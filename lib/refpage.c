@@ -163,6 +163,8 @@ static int backend_available(unsigned int flag, char *why, size_t why_len)
 	ret = be->available(buf, sizeof(buf));
 	if (why && why_len)
 		snprintf(why, why_len, "%s", ret ? buf : "available");
+	if (ret)
+		mmkit__error_detail(ret, "backend %s: %s", be->name, buf);
 	return ret;
 }
 

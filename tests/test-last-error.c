@@ -116,6 +116,7 @@ static void test_reasons(void)
 	mmkit_secret_free(p);
 	ret = mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_KMOD, why, sizeof(why));
 	if (ret) {
+		expect_message("kmod available", ret, ret, "mmkit_refpage_backend_available", why);
 		errno = 4321;
 		expect_message("kmod", mmkit_refpage_create(&rp, "a", 1, MMKIT_REFPAGE_BACKEND_KMOD),
 			       ret, "mmkit_refpage_create", why);
