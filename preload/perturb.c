@@ -20,12 +20,23 @@
  * no further; the others are looked up in a table of large ranges keyed
  * by address.  A small pointer is only ever handed to glibc, a large one
  * never: glibc never reads a chunk header that is not its own.
+ *
+ * A tool for finding memory bugs must not hide one: free() fills a small
+ * block only once its chunk header is plausible (glibc_chunk_usable()),
+ * and never the 16 bytes where glibc keeps its free-list links and the
+ * thread cache's double-free key, so glibc still catches a double free
+ * and an invalid pointer, as it does under its own MALLOC_PERTURB_.  Small
+ * blocks go to the malloc that follows the shim (glibc's, or glibc's
+ * libc_malloc_debug.so when it is preloaded after the shim, whose
+ * MALLOC_CHECK_ then checks every call).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/lib-names.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,12 +68,56 @@ extern void *__libc_realloc(void *p, size_t size);
 extern void __libc_free(void *p);
 extern void *__libc_memalign(size_t align, size_t size);
 
+/*
+ * The malloc small blocks go to: glibc's own until setup() has looked,
+ * then glibc's debugging malloc (libc_malloc_debug.so) when it follows
+ * the shim in LD_PRELOAD.  Any other malloc that follows is passed by:
+ * its pointers have no glibc chunk headers to check.  usable_size is set
+ * by setup(): glibc's malloc_usable_size is not exported under another
+ * name.
+ */
+static struct {
+	void *(*malloc)(size_t size);
+	void *(*calloc)(size_t n, size_t size);
+	void *(*realloc)(void *p, size_t size);
+	void (*free)(void *p);
+	void *(*memalign)(size_t align, size_t size);
+	size_t (*usable_size)(void *p);
+} glibc = {
+	__libc_malloc, __libc_calloc, __libc_realloc, __libc_free, __libc_memalign, NULL,
+};
+
 /* The fills of fresh (MALLOC_PERTURB_ ^ 0xff) and freed memory; perturbing is 0 when off. */
 static unsigned char fresh_fill, freed_fill;
-/* glibc's malloc_usable_size(), for its chunks. */
-static size_t (*glibc_usable_size)(void *p);
 static int perturbing;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+/*
+ * glibc's chunk layout (malloc/malloc.c, unchanged since 2.26): a size
+ * word before the block, its low bits flags; a chunk in use has
+ * PREV_INUSE set in the size word of the chunk after it.  A chunk not in
+ * the main arena lies in a heap aligned to HEAP_MAX whose header starts
+ * with the arena pointer, the previous heap and the heap's size.
+ */
+#define CHUNK_PREV_INUSE	0x1UL
+#define CHUNK_MMAPPED		0x2UL
+#define CHUNK_NON_MAIN_ARENA	0x4UL
+#define CHUNK_FLAGS		0x7UL
+#define CHUNK_MIN		(4 * sizeof(size_t))
+#define HEAP_MAX		(2 * 4 * 1024 * 1024 * sizeof(long))
+/* The bytes of a free chunk where glibc keeps its list links and tcache key. */
+#define FREE_LIST_BYTES		(2 * sizeof(size_t))
+
+struct glibc_heap {
+	void *arena;
+	struct glibc_heap *prev;
+	size_t size;
+};
+
+/* The program break when the shim started: the main arena lies above it. */
+static uintptr_t heap_start;
+/* glibc.malloc.hugetlb may change HEAP_MAX: chunks of other arenas are then not checked. */
+static int heap_max_unknown;
 
 static struct mmkit_refpage *refpage;
 static int refpage_failed;
@@ -101,6 +156,59 @@ static size_t page_size(void)
 }
 
 /*
+ * The base symbol version of glibc's malloc on this architecture
+ * (GLIBC_2.2.5 on x86_64, GLIBC_2.17 on arm64, ...) in @buf; NULL if none
+ * fits.  libc_malloc_debug.so defines its functions only under that
+ * version, not as the default one, which dlsym() cannot see.
+ */
+static const char *malloc_version(void *libc, char *buf, size_t len)
+{
+	void *want = dlsym(libc, "malloc");
+	int minor;
+
+	snprintf(buf, len, "GLIBC_2.2.5");
+	if (want && dlvsym(libc, "malloc", buf) == want)
+		return buf;
+	for (minor = 0; minor < 100; minor++) {
+		snprintf(buf, len, "GLIBC_2.%d", minor);
+		if (want && dlvsym(libc, "malloc", buf) == want)
+			return buf;
+	}
+	return NULL;
+}
+
+/*
+ * Finds glibc's malloc_usable_size, and sends small blocks to
+ * libc_malloc_debug.so when it is the malloc after the shim: glibc's
+ * MALLOC_CHECK_ then sees (and checks) every one.
+ */
+static void choose_glibc(void)
+{
+	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD), *next;
+	const char *version;
+	char buf[32];
+	Dl_info info;
+
+	glibc.usable_size = libc ? dlsym(libc, "malloc_usable_size") : NULL;
+	if (!glibc.usable_size)
+		abort();
+	version = malloc_version(libc, buf, sizeof(buf));
+	next = version ? dlvsym(RTLD_NEXT, "malloc", version) : NULL;
+	if (!next || next == (void *)__libc_malloc || !dladdr(next, &info) || !info.dli_fname ||
+	    !strstr(info.dli_fname, "libc_malloc_debug.so"))
+		return;
+	glibc.malloc = next;
+	glibc.calloc = dlvsym(RTLD_NEXT, "calloc", version);
+	glibc.realloc = dlvsym(RTLD_NEXT, "realloc", version);
+	glibc.free = dlvsym(RTLD_NEXT, "free", version);
+	glibc.memalign = dlvsym(RTLD_NEXT, "memalign", version);
+	glibc.usable_size = dlvsym(RTLD_NEXT, "malloc_usable_size", version);
+	if (!glibc.calloc || !glibc.realloc || !glibc.free || !glibc.memalign ||
+	    !glibc.usable_size)
+		abort();
+}
+
+/*
  * MALLOC_PERTURB_ as glibc reads it: a number (0x hex, 0 octal) from 1 to
  * 255.  Runs once, at the first call; what it calls (dlsym may allocate)
  * goes straight to glibc.
@@ -108,12 +216,13 @@ static size_t page_size(void)
 static void setup(void)
 {
 	const char *env = secure_getenv("MALLOC_PERTURB_");
+	const char *tunables = secure_getenv("GLIBC_TUNABLES");
 	unsigned long byte = env ? strtoul(env, NULL, 0) : 0;
 
 	in_library = 1;
-	glibc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-	if (!glibc_usable_size)
-		abort();
+	heap_start = (uintptr_t)sbrk(0);
+	heap_max_unknown = tunables && strstr(tunables, "glibc.malloc.hugetlb");
+	choose_glibc();
 	if (byte >= 1 && byte <= 0xff) {
 		freed_fill = (unsigned char)byte;
 		fresh_fill = (unsigned char)(byte ^ 0xff);
@@ -136,8 +245,51 @@ static int perturb_on(void)
 static void *fill_small(void *p)
 {
 	if (p)
-		memset(p, fresh_fill, glibc_usable_size(p));
+		memset(p, fresh_fill, glibc.usable_size(p));
 	return p;
+}
+
+/*
+ * The usable size of glibc block @p if its chunk header is plausible, 0
+ * if not (then the caller writes nothing and leaves @p to glibc, which
+ * decides whether it aborts).  Plausible: aligned, not mmapped (an
+ * mmapped chunk is unmapped by free anyway), a size glibc accepts, the
+ * chunk and the size word after it inside its heap, and in use by that
+ * word's PREV_INUSE bit.  It reads what glibc's free() reads first (the
+ * size word, a heap's header) and the next size word only once it is
+ * known to be inside the heap, so a forged size cannot make it read or
+ * write out of bounds.  A chunk in the thread cache or a fast bin still
+ * looks in use: the caller keeps off its first FREE_LIST_BYTES.
+ */
+static size_t glibc_chunk_usable(void *p)
+{
+	uintptr_t chunk = (uintptr_t)p - 2 * sizeof(size_t), start, end;
+	const struct glibc_heap *heap;
+	size_t head, size;
+
+	if ((uintptr_t)p & (MIN_ALIGN - 1))
+		return 0;
+	head = ((const size_t *)p)[-1];
+	size = head & ~CHUNK_FLAGS;
+	if ((head & CHUNK_MMAPPED) || size < CHUNK_MIN || (size & (MIN_ALIGN - 1)) ||
+	    size > HEAP_MAX)
+		return 0;
+	if (head & CHUNK_NON_MAIN_ARENA) {
+		if (heap_max_unknown)
+			return 0;
+		heap = (const struct glibc_heap *)(chunk & ~(uintptr_t)(HEAP_MAX - 1));
+		start = (uintptr_t)(heap + 1);
+		end = (uintptr_t)heap + (heap->size < HEAP_MAX ? heap->size : HEAP_MAX);
+	} else {
+		start = heap_start;
+		end = (uintptr_t)sbrk(0);
+	}
+	if (chunk < start || chunk >= end || end - chunk < size + 2 * sizeof(size_t))
+		return 0;
+	if (!(*(const size_t *)(chunk + size + sizeof(size_t)) & CHUNK_PREV_INUSE))
+		return 0;
+	size = glibc.usable_size(p);
+	return size < (head & ~CHUNK_FLAGS) ? size : 0;
 }
 
 static void lock_table(void)
@@ -417,7 +569,7 @@ static size_t round_align(size_t align)
 
 static void *glibc_alloc(size_t align, size_t size)
 {
-	return align <= MIN_ALIGN ? __libc_malloc(size) : __libc_memalign(align, size);
+	return align <= MIN_ALIGN ? glibc.malloc(size) : glibc.memalign(align, size);
 }
 
 /*
@@ -443,14 +595,18 @@ EXPORT void *malloc(size_t size)
 EXPORT void free(void *p)
 {
 	struct large l;
+	size_t usable;
 
 	if (!perturb_on()) {
-		__libc_free(p);
+		glibc.free(p);
 	} else if (find_large(p, &l, 1)) {
 		large_unmap(&l);
 	} else if (p) {
-		memset(p, freed_fill, glibc_usable_size(p));
-		__libc_free(p);
+		usable = glibc_chunk_usable(p);
+		if (usable > FREE_LIST_BYTES)
+			memset((unsigned char *)p + FREE_LIST_BYTES, freed_fill,
+			       usable - FREE_LIST_BYTES);
+		glibc.free(p);
 	}
 }
 
@@ -462,9 +618,9 @@ EXPORT void *calloc(size_t n, size_t size)
 	if (__builtin_mul_overflow(n, size, &total))
 		return set_enomem();
 	if (!perturb_on() || total < LARGE_MIN)
-		return __libc_calloc(n, size);
+		return glibc.calloc(n, size);
 	p = large_map(total, MIN_ALIGN, 1);
-	return p ? p : __libc_calloc(n, size);
+	return p ? p : glibc.calloc(n, size);
 }
 
 /*
@@ -501,7 +657,7 @@ static void *large_realloc(const struct large *l, size_t size)
 			large_move(l, q);
 			return q;
 		}
-		q = fill_small(__libc_malloc(size));
+		q = fill_small(glibc.malloc(size));
 		if (!q)
 			return set_enomem();
 		forget_large(l);
@@ -530,7 +686,7 @@ EXPORT void *realloc(void *p, size_t size)
 	void *q;
 
 	if (!perturb_on())
-		return __libc_realloc(p, size);
+		return glibc.realloc(p, size);
 	if (!p)
 		return malloc(size);
 	/* glibc frees on realloc(p, 0) and returns NULL. */
@@ -540,11 +696,14 @@ EXPORT void *realloc(void *p, size_t size)
 	}
 	if (find_large(p, &l, 0))
 		return large_realloc(&l, size);
-	old = glibc_usable_size(p);
+	/* A chunk that does not look like glibc's is glibc's to judge, unfilled. */
+	old = glibc_chunk_usable(p);
+	if (!old)
+		return glibc.realloc(p, size);
 	if (size < LARGE_MIN) {
 		/* What glibc adds past the old usable end is fresh. */
-		q = __libc_realloc(p, size);
-		new = q ? glibc_usable_size(q) : 0;
+		q = glibc.realloc(p, size);
+		new = q ? glibc.usable_size(q) : 0;
 		if (new > old)
 			memset((unsigned char *)q + old, fresh_fill, new - old);
 		return q;
@@ -552,7 +711,7 @@ EXPORT void *realloc(void *p, size_t size)
 	/* Small to large: the old usable bytes move, the rest is fresh. */
 	q = large_map(size, MIN_ALIGN, 0);
 	if (!q)
-		q = fill_small(__libc_malloc(size));
+		q = fill_small(glibc.malloc(size));
 	if (!q)
 		return set_enomem();
 	memcpy(q, p, old < size ? old : size);
@@ -611,5 +770,5 @@ EXPORT size_t malloc_usable_size(void *p)
 		return 0;
 	if (perturb_on() && find_large(p, &l, 0))
 		return l.cap;
-	return glibc_usable_size(p);
+	return glibc.usable_size(p);
 }
