@@ -122,10 +122,9 @@ static int heap_max_unknown;
 static struct mmkit_refpage *refpage;
 static int refpage_failed;
 
-/* A large range: [addr, addr + cap) mapped, the first size bytes asked for. */
+/* A large range: [addr, addr + cap) mapped, all of it usable. */
 struct large {
 	uintptr_t addr;
-	size_t size;
 	size_t cap;
 };
 
@@ -529,7 +528,6 @@ static void *large_map(size_t size, size_t align, int zero)
 		return NULL;
 	}
 	l.addr = start;
-	l.size = size;
 	l.cap = cap;
 	if (table_insert(&l)) {
 		unlock_table();
@@ -543,13 +541,6 @@ static void *large_map(size_t size, size_t align, int zero)
 static void large_unmap(const struct large *l)
 {
 	munmap((void *)l->addr, l->cap);
-}
-
-/* Writes the fill over [from, to) of a large range: bytes that become fresh in place. */
-static void refill(const struct large *l, size_t from, size_t to)
-{
-	if (to > from)
-		memset((unsigned char *)l->addr + from, fresh_fill, to - from);
 }
 
 static void *set_enomem(void)
@@ -626,17 +617,18 @@ EXPORT void *calloc(size_t n, size_t size)
 /*
  * Moves large range @l into the new range @to of more pages: whole pieces
  * move with mremap(2), so pages nobody touched stay untouched; the rest of
- * the old size is copied; past it @to reads as the fill.
+ * the old usable size (all its pages) is copied; past it @to reads as the
+ * fill.
  */
 static void large_move(const struct large *l, unsigned char *to)
 {
 	size_t off = 0;
 
-	for (; off + PIECE <= l->size; off += PIECE)
+	for (; off + PIECE <= l->cap; off += PIECE)
 		if (mremap((void *)(l->addr + off), PIECE, PIECE, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   to + off) == MAP_FAILED)
 			break;
-	memcpy(to + off, (unsigned char *)l->addr + off, l->size - off);
+	memcpy(to + off, (unsigned char *)l->addr + off, l->cap - off);
 	munmap((void *)(l->addr + off), l->cap - off);
 }
 
@@ -661,18 +653,18 @@ static void *large_realloc(const struct large *l, size_t size)
 		if (!q)
 			return set_enomem();
 		forget_large(l);
-		memcpy(q, (void *)l->addr, size < l->size ? size : l->size);
+		memcpy(q, (void *)l->addr, size < l->cap ? size : l->cap);
 		large_unmap(l);
 		return q;
 	}
-	/* In place: what grows reads as the fill, whole pages past the end go. */
-	refill(l, l->size, size);
+	/*
+	 * In place: the bytes up to the old usable size are the program's,
+	 * whole pages past the new end go.
+	 */
 	lock_table();
 	slot = table_find(l->addr);
-	if (slot) {
-		slot->size = size;
+	if (slot)
 		slot->cap = cap;
-	}
 	unlock_table();
 	if (cap < l->cap)
 		munmap((void *)(l->addr + cap), l->cap - cap);

@@ -3,7 +3,8 @@
  * Run with libmmkit-perturb.so preloaded (tests/test-perturb-heap.sh):
  * with MALLOC_PERTURB_=BYTE every byte read before it is written is
  * BYTE ^ 0xff, for small and large sizes, alignments and the regions
- * realloc adds; calloc is zero; freed small memory reads as BYTE; freed
+ * realloc adds; realloc keeps every byte up to the old usable size;
+ * calloc is zero; freed small memory reads as BYTE; freed
  * large memory is gone; threads and fork work; malloc_usable_size is sane;
  * bad sizes fail with ENOMEM.  Without MALLOC_PERTURB_ the contents of
  * fresh memory are not checked, everything else is.
@@ -208,6 +209,44 @@ static void check_realloc_pair(size_t from, size_t to, int from_calloc)
 	free(q);
 }
 
+/*
+ * Every byte up to the old usable size survives realloc (glibc's does so
+ * too): written whole, grown in place, moved, shrunk below the large size.
+ */
+static void check_realloc_keeps_usable(void)
+{
+	static const size_t pairs[][2] = {
+		{ 200000, 200100 }, { 300000, 300100 }, { LARGE + 1, 5 * MIB }, { 3 * MIB - 5, 9 * MIB },
+		{ MIB, 100000 }, { 100000, 200000 },
+	};
+	unsigned char *p, *q;
+	size_t i, j, usable, keep;
+	long bad;
+
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		p = malloc(pairs[i][0]);
+		CHECK(p, "malloc(%zu) failed", pairs[i][0]);
+		if (!p)
+			continue;
+		usable = malloc_usable_size(p);
+		for (j = 0; j < usable; j++)
+			p[j] = (unsigned char)(j % 251 + 1);
+		q = realloc(p, pairs[i][1]);
+		CHECK(q, "realloc(%zu -> %zu) failed", pairs[i][0], pairs[i][1]);
+		if (!q) {
+			free(p);
+			continue;
+		}
+		keep = usable < pairs[i][1] ? usable : pairs[i][1];
+		for (bad = -1, j = 0; j < keep && bad < 0; j++)
+			if (q[j] != (unsigned char)(j % 251 + 1))
+				bad = (long)j;
+		CHECK(bad < 0, "realloc(%zu -> %zu) lost byte %ld of the old usable %zu",
+		      pairs[i][0], pairs[i][1], bad, usable);
+		free(q);
+	}
+}
+
 static void check_realloc(void)
 {
 	static const size_t pairs[][2] = {
@@ -217,21 +256,26 @@ static void check_realloc(void)
 		{ 64 * MIB, 70 * MIB },
 	};
 	unsigned char *p, *q;
-	size_t i;
+	size_t i, usable;
 
 	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		check_realloc_pair(pairs[i][0], pairs[i][1], 0);
 		check_realloc_pair(pairs[i][0], pairs[i][1], 1);
 	}
-	/* Shrunk in place, then grown back: the bytes between read as fresh again. */
+	/*
+	 * Shrunk in place, then grown back: what stayed usable keeps its
+	 * data, the bytes past it read as fresh again.
+	 */
 	p = malloc(MIB);
 	if (p) {
 		memset(p, 0x33, MIB);
 		p = realloc(p, 200000);
+		usable = p ? malloc_usable_size(p) : 0;
 		q = p ? realloc(p, MIB) : NULL;
-		CHECK(q && first_not(q, 0, 200000, 0x33) < 0, "shrink and grow lost data");
+		CHECK(q && usable >= 200000 && first_not(q, 0, usable, 0x33) < 0,
+		      "shrink and grow lost data");
 		if (q)
-			check_fresh(q + 200000, MIB - 200000, "regrown");
+			check_fresh(q + usable, MIB - usable, "regrown");
 		free(q ? q : p);
 	}
 	p = realloc(NULL, 300000);
@@ -453,6 +497,7 @@ int main(void)
 	check_calloc();
 	check_aligned();
 	check_realloc();
+	check_realloc_keeps_usable();
 	check_bad_sizes();
 	check_freed();
 	check_kernel_access();
