@@ -32,17 +32,19 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <gnu/lib-names.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include <mmkit.h>
+
+#include "glibc-malloc.h"
+#include "large-table.h"
 
 #define EXPORT		__attribute__((visibility("default")))
 
@@ -59,89 +61,33 @@
  * it is filled): asking for 2 MiB at a time keeps it at its smallest.
  */
 #define PIECE		(2UL << 20)
-/* Alignment glibc guarantees, which every pointer handed out has. */
-#define MIN_ALIGN	16UL
-
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void __libc_free(void *p);
-extern void *__libc_memalign(size_t align, size_t size);
-
-/*
- * The malloc small blocks go to: glibc's own until setup() has looked,
- * then glibc's debugging malloc (libc_malloc_debug.so) when it follows
- * the shim in LD_PRELOAD.  Any other malloc that follows is passed by:
- * its pointers have no glibc chunk headers to check.  usable_size is set
- * by setup(): glibc's malloc_usable_size is not exported under another
- * name.
- */
-static struct {
-	void *(*malloc)(size_t size);
-	void *(*calloc)(size_t n, size_t size);
-	void *(*realloc)(void *p, size_t size);
-	void (*free)(void *p);
-	void *(*memalign)(size_t align, size_t size);
-	size_t (*usable_size)(void *p);
-} glibc = {
-	__libc_malloc, __libc_calloc, __libc_realloc, __libc_free, __libc_memalign, NULL,
-};
 
 /* The fills of fresh (MALLOC_PERTURB_ ^ 0xff) and freed memory; perturbing is 0 when off. */
 static unsigned char fresh_fill, freed_fill;
 static int perturbing;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
-/*
- * glibc's chunk layout (malloc/malloc.c, unchanged since 2.26): a size
- * word before the block, its low bits flags; a chunk in use has
- * PREV_INUSE set in the size word of the chunk after it.  A chunk not in
- * the main arena lies in a heap aligned to HEAP_MAX whose header starts
- * with the arena pointer, the previous heap and the heap's size.
- */
-#define CHUNK_PREV_INUSE	0x1UL
-#define CHUNK_MMAPPED		0x2UL
-#define CHUNK_NON_MAIN_ARENA	0x4UL
-#define CHUNK_FLAGS		0x7UL
-#define CHUNK_MIN		(4 * sizeof(size_t))
-#define HEAP_MAX		(2 * 4 * 1024 * 1024 * sizeof(long))
-/* The bytes of a free chunk where glibc keeps its list links and tcache key. */
-#define FREE_LIST_BYTES		(2 * sizeof(size_t))
-
-struct glibc_heap {
-	void *arena;
-	struct glibc_heap *prev;
-	size_t size;
-};
-
-/* The program break when the shim started: the main arena lies above it. */
-static uintptr_t heap_start;
-/* glibc.malloc.hugetlb may change HEAP_MAX: chunks of other arenas are then not checked. */
-static int heap_max_unknown;
-
 static struct mmkit_refpage *refpage;
 static int refpage_failed;
 
-/* A large range: [addr, addr + cap) mapped, all of it usable. */
-struct large {
-	uintptr_t addr;
-	size_t cap;
-};
-
-#define SLOT_EMPTY	((uintptr_t)0)
-#define SLOT_GONE	((uintptr_t)1)
-
 /*
- * Open addressing with linear probing, in memory of its own (not malloc).
- * table_lock guards the table and every call into libmmkit, and fork(2)
- * takes it first: a fork while another thread holds the refpage object's
- * own lock would leave that lock held for ever in the child.
+ * table_lock guards the table of large ranges and every call into
+ * libmmkit, and fork(2) takes it first: a fork while another thread holds
+ * the refpage object's own lock would leave that lock held for ever in
+ * the child.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct large *table;
-static size_t table_slots, table_used, table_live;
-/* Any large range ever: before the first, free() asks no lock. */
-static int have_large;
+/* mlockall(MCL_FUTURE) is in force: large blocks are glibc's, as locked memory must be. */
+static int locking_future;
+
+/* The calls on memory the shim passes on once it has made its blocks anonymous. */
+static struct {
+	int (*madvise)(void *addr, size_t len, int advice);
+	int (*mlock)(const void *addr, size_t len);
+	int (*mlock2)(const void *addr, size_t len, unsigned int flags);
+	int (*mlockall)(int flags);
+	int (*munlockall)(void);
+} kernel;
 
 /*
  * Set while this thread is inside libmmkit, whose own allocations then go
@@ -155,59 +101,6 @@ static size_t page_size(void)
 }
 
 /*
- * The base symbol version of glibc's malloc on this architecture
- * (GLIBC_2.2.5 on x86_64, GLIBC_2.17 on arm64, ...) in @buf; NULL if none
- * fits.  libc_malloc_debug.so defines its functions only under that
- * version, not as the default one, which dlsym() cannot see.
- */
-static const char *malloc_version(void *libc, char *buf, size_t len)
-{
-	void *want = dlsym(libc, "malloc");
-	int minor;
-
-	snprintf(buf, len, "GLIBC_2.2.5");
-	if (want && dlvsym(libc, "malloc", buf) == want)
-		return buf;
-	for (minor = 0; minor < 100; minor++) {
-		snprintf(buf, len, "GLIBC_2.%d", minor);
-		if (want && dlvsym(libc, "malloc", buf) == want)
-			return buf;
-	}
-	return NULL;
-}
-
-/*
- * Finds glibc's malloc_usable_size, and sends small blocks to
- * libc_malloc_debug.so when it is the malloc after the shim: glibc's
- * MALLOC_CHECK_ then sees (and checks) every one.
- */
-static void choose_glibc(void)
-{
-	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD), *next;
-	const char *version;
-	char buf[32];
-	Dl_info info;
-
-	glibc.usable_size = libc ? dlsym(libc, "malloc_usable_size") : NULL;
-	if (!glibc.usable_size)
-		abort();
-	version = malloc_version(libc, buf, sizeof(buf));
-	next = version ? dlvsym(RTLD_NEXT, "malloc", version) : NULL;
-	if (!next || next == (void *)__libc_malloc || !dladdr(next, &info) || !info.dli_fname ||
-	    !strstr(info.dli_fname, "libc_malloc_debug.so"))
-		return;
-	glibc.malloc = next;
-	glibc.calloc = dlvsym(RTLD_NEXT, "calloc", version);
-	glibc.realloc = dlvsym(RTLD_NEXT, "realloc", version);
-	glibc.free = dlvsym(RTLD_NEXT, "free", version);
-	glibc.memalign = dlvsym(RTLD_NEXT, "memalign", version);
-	glibc.usable_size = dlvsym(RTLD_NEXT, "malloc_usable_size", version);
-	if (!glibc.calloc || !glibc.realloc || !glibc.free || !glibc.memalign ||
-	    !glibc.usable_size)
-		abort();
-}
-
-/*
  * MALLOC_PERTURB_ as glibc reads it: a number (0x hex, 0 octal) from 1 to
  * 255.  Runs once, at the first call; what it calls (dlsym may allocate)
  * goes straight to glibc.
@@ -215,13 +108,18 @@ static void choose_glibc(void)
 static void setup(void)
 {
 	const char *env = secure_getenv("MALLOC_PERTURB_");
-	const char *tunables = secure_getenv("GLIBC_TUNABLES");
 	unsigned long byte = env ? strtoul(env, NULL, 0) : 0;
 
 	in_library = 1;
-	heap_start = (uintptr_t)sbrk(0);
-	heap_max_unknown = tunables && strstr(tunables, "glibc.malloc.hugetlb");
-	choose_glibc();
+	glibc_setup();
+	kernel.madvise = dlsym(RTLD_NEXT, "madvise");
+	kernel.mlock = dlsym(RTLD_NEXT, "mlock");
+	kernel.mlock2 = dlsym(RTLD_NEXT, "mlock2");
+	kernel.mlockall = dlsym(RTLD_NEXT, "mlockall");
+	kernel.munlockall = dlsym(RTLD_NEXT, "munlockall");
+	if (!kernel.madvise || !kernel.mlock || !kernel.mlock2 || !kernel.mlockall ||
+	    !kernel.munlockall)
+		abort();
 	if (byte >= 1 && byte <= 0xff) {
 		freed_fill = (unsigned char)byte;
 		fresh_fill = (unsigned char)(byte ^ 0xff);
@@ -231,12 +129,18 @@ static void setup(void)
 	in_library = 0;
 }
 
+/* Runs setup() once, before anything uses what it finds. */
+static void set_up(void)
+{
+	pthread_once(&setup_once, setup);
+}
+
 /* Whether to fill; false inside the library, whose memory is its own business. */
 static int perturb_on(void)
 {
 	if (in_library)
 		return 0;
-	pthread_once(&setup_once, setup);
+	set_up();
 	return perturbing;
 }
 
@@ -246,49 +150,6 @@ static void *fill_small(void *p)
 	if (p)
 		memset(p, fresh_fill, glibc.usable_size(p));
 	return p;
-}
-
-/*
- * The usable size of glibc block @p if its chunk header is plausible, 0
- * if not (then the caller writes nothing and leaves @p to glibc, which
- * decides whether it aborts).  Plausible: aligned, not mmapped (an
- * mmapped chunk is unmapped by free anyway), a size glibc accepts, the
- * chunk and the size word after it inside its heap, and in use by that
- * word's PREV_INUSE bit.  It reads what glibc's free() reads first (the
- * size word, a heap's header) and the next size word only once it is
- * known to be inside the heap, so a forged size cannot make it read or
- * write out of bounds.  A chunk in the thread cache or a fast bin still
- * looks in use: the caller keeps off its first FREE_LIST_BYTES.
- */
-static size_t glibc_chunk_usable(void *p)
-{
-	uintptr_t chunk = (uintptr_t)p - 2 * sizeof(size_t), start, end;
-	const struct glibc_heap *heap;
-	size_t head, size;
-
-	if ((uintptr_t)p & (MIN_ALIGN - 1))
-		return 0;
-	head = ((const size_t *)p)[-1];
-	size = head & ~CHUNK_FLAGS;
-	if ((head & CHUNK_MMAPPED) || size < CHUNK_MIN || (size & (MIN_ALIGN - 1)) ||
-	    size > HEAP_MAX)
-		return 0;
-	if (head & CHUNK_NON_MAIN_ARENA) {
-		if (heap_max_unknown)
-			return 0;
-		heap = (const struct glibc_heap *)(chunk & ~(uintptr_t)(HEAP_MAX - 1));
-		start = (uintptr_t)(heap + 1);
-		end = (uintptr_t)heap + (heap->size < HEAP_MAX ? heap->size : HEAP_MAX);
-	} else {
-		start = heap_start;
-		end = (uintptr_t)sbrk(0);
-	}
-	if (chunk < start || chunk >= end || end - chunk < size + 2 * sizeof(size_t))
-		return 0;
-	if (!(*(const size_t *)(chunk + size + sizeof(size_t)) & CHUNK_PREV_INUSE))
-		return 0;
-	size = glibc.usable_size(p);
-	return size < (head & ~CHUNK_FLAGS) ? size : 0;
 }
 
 static void lock_table(void)
@@ -305,77 +166,6 @@ static void unlock_table(void)
 __attribute__((constructor)) static void register_fork_handlers(void)
 {
 	pthread_atfork(lock_table, unlock_table, unlock_table);
-}
-
-static size_t slot_of(uintptr_t addr, size_t slots)
-{
-	return (size_t)(((addr >> 12) * 0x9e3779b97f4a7c15ULL) >> 20) & (slots - 1);
-}
-
-static struct large *table_find(uintptr_t addr)
-{
-	size_t i;
-
-	if (!table)
-		return NULL;
-	for (i = slot_of(addr, table_slots);; i = (i + 1) & (table_slots - 1)) {
-		if (table[i].addr == addr)
-			return &table[i];
-		if (table[i].addr == SLOT_EMPTY)
-			return NULL;
-	}
-}
-
-/* Rebuilds the table with room for twice the live ranges, dropping SLOT_GONE. */
-static int table_rebuild(void)
-{
-	size_t slots = 1024, i, j;
-	struct large *fresh;
-	void *mem;
-
-	while (slots < 4 * (table_live + 1))
-		slots *= 2;
-	mem = mmap(NULL, slots * sizeof(*fresh), PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		return -1;
-	fresh = mem;
-	for (i = 0; i < table_slots; i++) {
-		if (table[i].addr <= SLOT_GONE)
-			continue;
-		for (j = slot_of(table[i].addr, slots); fresh[j].addr; j = (j + 1) & (slots - 1))
-			;
-		fresh[j] = table[i];
-	}
-	if (table)
-		munmap(table, table_slots * sizeof(*table));
-	table = fresh;
-	table_slots = slots;
-	table_used = table_live;
-	return 0;
-}
-
-static int table_insert(const struct large *l)
-{
-	size_t i;
-
-	if (2 * (table_used + 1) > table_slots && table_rebuild())
-		return -1;
-	for (i = slot_of(l->addr, table_slots); table[i].addr > SLOT_GONE;
-	     i = (i + 1) & (table_slots - 1))
-		;
-	if (table[i].addr == SLOT_EMPTY)
-		table_used++;
-	table[i] = *l;
-	table_live++;
-	__atomic_store_n(&have_large, 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-static void table_remove(struct large *slot)
-{
-	slot->addr = SLOT_GONE;
-	table_live--;
 }
 
 /*
@@ -529,6 +319,7 @@ static void *large_map(size_t size, size_t align, int zero)
 	}
 	l.addr = start;
 	l.cap = cap;
+	l.anon = zero;
 	if (table_insert(&l)) {
 		unlock_table();
 		munmap((void *)start, cap);
@@ -574,7 +365,8 @@ static void *aligned(size_t align, size_t size)
 
 	if (!perturb_on())
 		return glibc_alloc(align, size);
-	p = size < LARGE_MIN ? NULL : large_map(size, align, 0);
+	p = size < LARGE_MIN || __atomic_load_n(&locking_future, __ATOMIC_RELAXED) ? NULL :
+	    large_map(size, align, 0);
 	return p ? p : fill_small(glibc_alloc(align, size));
 }
 
@@ -752,6 +544,121 @@ EXPORT void *pvalloc(size_t size)
 	if (rounded < size)
 		return set_enomem();
 	return aligned(page, rounded ? rounded : page);
+}
+
+/*
+ * Replaces large range @l with anonymous memory holding the same bytes;
+ * called with table_lock held.  The copy goes through process_vm_readv(2),
+ * which fails on pages the program made unreadable where memcpy would
+ * fault: such a block stays as it is.  A write by another thread to the
+ * block while it is copied may be lost.
+ */
+static void copy_to_anonymous(struct large *l)
+{
+	struct iovec to, from;
+	void *mem;
+
+	mem = mmap(NULL, l->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return;
+	to.iov_base = mem;
+	to.iov_len = l->cap;
+	from.iov_base = (void *)l->addr;
+	from.iov_len = l->cap;
+	if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) != (ssize_t)l->cap ||
+	    mremap(mem, l->cap, l->cap, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)l->addr) ==
+	    MAP_FAILED) {
+		munmap(mem, l->cap);
+		return;
+	}
+	l->anon = 1;
+}
+
+/*
+ * Makes every large block overlapping [addr, addr + len) anonymous memory
+ * (reference pages are a file or device mapping, where the call to come
+ * fails or does nothing).  Costs the block's size in resident memory.
+ */
+static void make_anonymous(const void *addr, size_t len)
+{
+	uintptr_t start = (uintptr_t)addr, end = start + len < start ? UINTPTR_MAX : start + len;
+	struct large *l;
+	size_t i;
+
+	if (!perturb_on() || !__atomic_load_n(&have_large, __ATOMIC_ACQUIRE))
+		return;
+	lock_table();
+	for (i = 0; i < table_slots; i++) {
+		l = &table[i];
+		if (l->addr > SLOT_GONE && !l->anon && l->addr < end && l->addr + l->cap > start)
+			copy_to_anonymous(l);
+	}
+	unlock_table();
+}
+
+/* Advice that works on reference pages as on anonymous memory. */
+static int same_on_refpages(int advice)
+{
+	switch (advice) {
+	case MADV_NORMAL:
+	case MADV_RANDOM:
+	case MADV_SEQUENTIAL:
+	case MADV_WILLNEED:
+	case MADV_DONTNEED:
+	case MADV_COLD:
+	case MADV_PAGEOUT:
+	case MADV_POPULATE_READ:
+	case MADV_POPULATE_WRITE:
+		return 1;
+	}
+	return 0;
+}
+
+EXPORT int madvise(void *addr, size_t len, int advice)
+{
+	set_up();
+	if (!same_on_refpages(advice))
+		make_anonymous(addr, len);
+	return kernel.madvise(addr, len, advice);
+}
+
+EXPORT int mlock(const void *addr, size_t len)
+{
+	set_up();
+	make_anonymous(addr, len);
+	return kernel.mlock(addr, len);
+}
+
+EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	set_up();
+	make_anonymous(addr, len);
+	return kernel.mlock2(addr, len, flags);
+}
+
+EXPORT int mlockall(int flags)
+{
+	int ret;
+
+	set_up();
+	if (flags & MCL_CURRENT)
+		make_anonymous(NULL, SIZE_MAX);
+	ret = kernel.mlockall(flags);
+	if (!ret && (flags & MCL_FUTURE) && perturb_on())
+		__atomic_store_n(&locking_future, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+EXPORT int munlockall(void)
+{
+	int ret;
+
+	set_up();
+	ret = kernel.munlockall();
+
+	if (!ret && perturb_on())
+		__atomic_store_n(&locking_future, 0, __ATOMIC_RELAXED);
+	return ret;
 }
 
 EXPORT size_t malloc_usable_size(void *p)

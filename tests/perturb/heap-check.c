@@ -4,11 +4,12 @@
  * with MALLOC_PERTURB_=BYTE every byte read before it is written is
  * BYTE ^ 0xff, for small and large sizes, alignments and the regions
  * realloc adds; realloc keeps every byte up to the old usable size;
- * calloc is zero; freed small memory reads as BYTE; freed
+ * madvise and mlock on a block work as on anonymous memory; calloc is zero; freed small memory reads as BYTE; freed
  * large memory is gone; threads and fork work; malloc_usable_size is sane;
  * bad sizes fail with ENOMEM.  Without MALLOC_PERTURB_ the contents of
  * fresh memory are not checked, everything else is.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -318,18 +319,16 @@ static void check_bad_sizes(void)
 
 /*
  * Freed small memory reads as MALLOC_PERTURB_ past glibc's list pointers
- * (the first 16 bytes); freed large memory is unmapped.
+ * (the first 16 bytes): @arg is where it runs, for the message.
  */
-static void check_freed(void)
+static void *check_freed_small(void *arg)
 {
 	volatile unsigned char *small = malloc(200), *small_after;
-	unsigned char *large = malloc(300000), *large_after;
 	size_t i;
 
-	if (!small || !large) {
-		CHECK(0, "allocations failed");
-		return;
-	}
+	CHECK(small, "malloc(200) failed");
+	if (!small)
+		return NULL;
 	/* Byte by byte through volatile: a memset before free() is a dead store to the compiler. */
 	for (i = 0; i < 200; i++)
 		small[i] = 0x77;
@@ -337,8 +336,27 @@ static void check_freed(void)
 	free((void *)small);
 	if (perturb)
 		for (i = 16; i < 200; i++)
-			CHECK(small_after[i] == perturb, "freed small byte %zu is 0x%02x", i,
-			      small_after[i]);
+			CHECK(small_after[i] == perturb, "%s: freed small byte %zu is 0x%02x",
+			      (const char *)arg, i, small_after[i]);
+	return NULL;
+}
+
+/*
+ * Freed small memory reads as MALLOC_PERTURB_, in the main arena and in a
+ * thread's; freed large memory is unmapped.
+ */
+static void check_freed(void)
+{
+	unsigned char *large = malloc(300000), *large_after;
+	pthread_t t;
+
+	if (!large) {
+		CHECK(0, "allocations failed");
+		return;
+	}
+	check_freed_small("main thread");
+	CHECK(!pthread_create(&t, NULL, check_freed_small, "a thread") && !pthread_join(t, NULL),
+	      "thread");
 	large[4096] = 1;
 	large_after = opaque(large);
 	free(large);
@@ -386,6 +404,99 @@ static void check_no_rss(void)
 	after = rss_kib();
 	CHECK(p && after - before < 8192, "malloc(64 MiB) raised VmRSS by %ld KiB",
 	      after - before);
+	free(p);
+}
+
+/* Whether the mapping holding @p is anonymous memory (no file, no device). */
+static int is_anonymous(const void *p)
+{
+	unsigned long start, end, inode;
+	char line[512], dev[32];
+	int anon = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %*s %31s %lu", &start, &end, dev, &inode) == 4 &&
+		    (uintptr_t)p >= start && (uintptr_t)p < end) {
+			anon = inode == 0 && !strcmp(dev, "00:00");
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return anon;
+}
+
+/*
+ * What programs do to heap blocks works as on glibc's (anonymous) memory,
+ * on a part of a block or all of it, and keeps the block's contents:
+ * madvise WIPEONFORK, DONTFORK, DONTDUMP; mlock, mlock2 and mlockall lock
+ * anonymous memory (a lock on a device mapping may lock nothing).
+ */
+static void check_block_advice(void)
+{
+	static const int advice[] = { MADV_WIPEONFORK, MADV_DONTFORK, MADV_DONTDUMP };
+	/* Undone before free: glibc may have the block from its heap, which it reuses. */
+	static const int undo[] = { MADV_KEEPONFORK, MADV_DOFORK, MADV_DODUMP };
+	static const char *const names[] = { "WIPEONFORK", "DONTFORK", "DONTDUMP" };
+	unsigned char *p = NULL;
+	int status, ret;
+	size_t i;
+	pid_t pid;
+
+	for (i = 0; i < sizeof(advice) / sizeof(advice[0]); i++) {
+		CHECK(!posix_memalign((void **)&p, 4096, MIB), "posix_memalign(4096, 1 MiB)");
+		if (!p)
+			return;
+		p[100] = 7;
+		CHECK(!madvise(p + 8192, 4 * 4096, advice[i]) && !madvise(p, MIB, advice[i]),
+		      "madvise(MADV_%s) on a heap block: %s", names[i], strerror(errno));
+		CHECK(p[100] == 7, "MADV_%s changed a written byte", names[i]);
+		check_fresh(p + 101, MIB - 101, "advised block");
+		if (advice[i] == MADV_WIPEONFORK) {
+			pid = fork();
+			if (pid == 0)
+				_exit(p[100] == 0 && p[MIB - 1] == 0 ? 0 : 1);
+			CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+			      !WEXITSTATUS(status), "MADV_WIPEONFORK: the child does not read zeros");
+		}
+		CHECK(!madvise(p, MIB, undo[i]), "undoing MADV_%s: %s", names[i], strerror(errno));
+		free(p);
+		p = NULL;
+	}
+	for (i = 0; i < 2; i++) {
+		p = malloc(MIB);
+		CHECK(p, "malloc(1 MiB)");
+		if (!p)
+			return;
+		p[5] = 9;
+		ret = i ? mlock2(p + 4096, MIB - 8192, MLOCK_ONFAULT) : mlock(p, MIB);
+		if (ret) {
+			/* Over RLIMIT_MEMLOCK: nothing to check. */
+			CHECK(errno == ENOMEM || errno == EPERM, "mlock: %s", strerror(errno));
+		} else {
+			CHECK(is_anonymous(p + 4096), "%s locked a block that is not anonymous memory",
+			      i ? "mlock2" : "mlock");
+			CHECK(p[5] == 9, "mlock changed a written byte");
+			check_fresh(p + 6, MIB - 6, "locked block");
+			munlock(p, MIB);
+		}
+		free(p);
+	}
+	/* mlockall, in a child: the blocks there and those to come are anonymous. */
+	p = malloc(MIB);
+	pid = fork();
+	if (pid == 0) {
+		unsigned char *q;
+
+		if (mlockall(MCL_CURRENT | MCL_FUTURE))
+			_exit(errno == ENOMEM || errno == EPERM ? 0 : 2);
+		q = malloc(MIB);
+		_exit(p && q && is_anonymous(p) && is_anonymous(q) &&
+		      (!perturb || (p[MIB / 2] == fill && q[MIB / 2] == fill)) ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      !WEXITSTATUS(status), "mlockall: blocks not anonymous or not filled (0x%x)", status);
 	free(p);
 }
 
@@ -501,6 +612,7 @@ int main(void)
 	check_bad_sizes();
 	check_freed();
 	check_kernel_access();
+	check_block_advice();
 	check_threads_and_fork();
 	printf("%s: %d failures (MALLOC_PERTURB_=%d)\n", failures ? "FAIL" : "ok", failures,
 	       perturb);
