@@ -173,12 +173,15 @@ $(B)/mmkit: $(CLI_OBJS) $(LIB_OBJS)
 		$(MMKIT_LDLIBS) $(LDLIBS)
 
 # A shim is PIC like the library, and exports only what its map lists.
+# It links the library's objects but keeps only the sections it uses
+# (--gc-sections): the rest would be paid in resident memory by every
+# program it is preloaded into.
 $(B)/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(LIB_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/libmmkit-%.so: $(B)/preload/%.o $(LIB_OBJS) preload/%.map
-	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared \
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--gc-sections \
 		-Wl,--version-script=preload/$*.map -o $@ $< $(LIB_OBJS) \
 		$(MMKIT_LDLIBS) -ldl $(LDLIBS)
 
