@@ -77,7 +77,7 @@ static int refpage_failed;
  * the child.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-/* mlockall(MCL_FUTURE) is in force: large blocks are glibc's, as locked memory must be. */
+/* mlockall(MCL_FUTURE) is in force: see refpage_block(). */
 static int locking_future;
 
 /* The calls on memory the shim passes on once it has made its blocks anonymous. */
@@ -349,6 +349,16 @@ static size_t round_align(size_t align)
 	return a;
 }
 
+/*
+ * Whether a block of @size bytes is served from reference pages: large,
+ * and no mlockall(MCL_FUTURE) in force, under which it must be memory the
+ * kernel can lock (glibc's, filled).
+ */
+static int refpage_block(size_t size)
+{
+	return size >= LARGE_MIN && !__atomic_load_n(&locking_future, __ATOMIC_RELAXED);
+}
+
 static void *glibc_alloc(size_t align, size_t size)
 {
 	return align <= MIN_ALIGN ? glibc.malloc(size) : glibc.memalign(align, size);
@@ -365,8 +375,7 @@ static void *aligned(size_t align, size_t size)
 
 	if (!perturb_on())
 		return glibc_alloc(align, size);
-	p = size < LARGE_MIN || __atomic_load_n(&locking_future, __ATOMIC_RELAXED) ? NULL :
-	    large_map(size, align, 0);
+	p = refpage_block(size) ? large_map(size, align, 0) : NULL;
 	return p ? p : fill_small(glibc_alloc(align, size));
 }
 
@@ -435,7 +444,7 @@ static void *large_realloc(const struct large *l, size_t size)
 	void *q;
 
 	if (size < LARGE_MIN || size > l->cap) {
-		q = size < LARGE_MIN ? NULL : large_map(size, MIN_ALIGN, 0);
+		q = refpage_block(size) ? large_map(size, MIN_ALIGN, 0) : NULL;
 		if (q) {
 			forget_large(l);
 			large_move(l, q);
@@ -493,7 +502,7 @@ EXPORT void *realloc(void *p, size_t size)
 		return q;
 	}
 	/* Small to large: the old usable bytes move, the rest is fresh. */
-	q = large_map(size, MIN_ALIGN, 0);
+	q = refpage_block(size) ? large_map(size, MIN_ALIGN, 0) : NULL;
 	if (!q)
 		q = fill_small(glibc.malloc(size));
 	if (!q)

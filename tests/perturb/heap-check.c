@@ -492,8 +492,12 @@ static void check_block_advice(void)
 		if (mlockall(MCL_CURRENT | MCL_FUTURE))
 			_exit(errno == ENOMEM || errno == EPERM ? 0 : 2);
 		q = malloc(MIB);
-		_exit(p && q && is_anonymous(p) && is_anonymous(q) &&
-		      (!perturb || (p[MIB / 2] == fill && q[MIB / 2] == fill)) ? 0 : 1);
+		if (!p || !q || !is_anonymous(p) || !is_anonymous(q) ||
+		    (perturb && (p[MIB / 2] != fill || q[MIB / 2] != fill)))
+			_exit(1);
+		/* Grown, a block stays lockable memory. */
+		p = realloc(p, 5 * MIB);
+		_exit(p && is_anonymous(p + 4 * MIB) && (!perturb || p[4 * MIB] == fill) ? 0 : 3);
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	      !WEXITSTATUS(status), "mlockall: blocks not anonymous or not filled (0x%x)", status);
