@@ -520,6 +520,7 @@ static void *worker(void *arg)
 	unsigned int seed = (unsigned int)(uintptr_t)arg, i;
 	unsigned char *p, *q;
 	size_t size, slot;
+	uintptr_t page;
 	void *other;
 
 	for (i = 0; i < 400; i++) {
@@ -540,6 +541,15 @@ static void *worker(void *arg)
 		if (!q) {
 			free(p);
 			continue;
+		}
+		/* Advice on a page of a large block (made anonymous), undone before it is freed. */
+		page = ((uintptr_t)q + 4095) & ~(uintptr_t)4095;
+		if (size >= LARGE && i % 3 == 0) {
+			CHECK(!madvise((void *)page, 4096, MADV_DONTDUMP) &&
+			      !madvise((void *)page, 4096, MADV_DODUMP), "thread madvise: %s",
+			      strerror(errno));
+			CHECK(q[0] == (unsigned char)seed && q[size] == (unsigned char)i,
+			      "thread madvise lost data");
 		}
 		slot = (size_t)rand_r(&seed) % 64;
 		pthread_mutex_lock(&shared.lock);
