@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+
+// Package bench measures mmkit's Secret beside memguard's LockedBuffer:
+//
+//	go test -bench . -count 5        ns per 32-byte allocation and Destroy
+//	go test -run Capacity -v         live 32-byte secrets under an 8 MiB
+//	                                 RLIMIT_MEMLOCK, as uid 65534 (root runs it)
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/awnumar/memguard"
+	mmkit "mmkit.dev/mmkit/bindings/go"
+)
+
+func BenchmarkAllocDestroy32(b *testing.B) {
+	b.Run("mmkit", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			s, err := mmkit.NewSecret(32)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Bytes()[0] = 1
+			s.Destroy()
+		}
+	})
+	b.Run("memguard", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			buf := memguard.NewBuffer(32)
+			buf.Bytes()[0] = 1
+			buf.Destroy()
+		}
+	})
+}
+
+const childEnv = "MMKIT_GO_BENCH_CHILD"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(childEnv) {
+	case "mmkit":
+		var live []*mmkit.Secret
+		os.Exit(countLive(func() bool {
+			s, err := mmkit.NewSecret(32)
+			live = append(live, s)
+			return err == nil
+		}))
+	case "memguard":
+		var live []*memguard.LockedBuffer
+		// memguard panics when it cannot lock (core.Panic), after wiping every buffer.
+		os.Exit(countLive(func() (ok bool) {
+			defer func() {
+				if recover() != nil {
+					ok = false
+				}
+			}()
+			buf := memguard.NewBuffer(32)
+			live = append(live, buf)
+			return buf.Size() == 32
+		}))
+	}
+	os.Exit(m.Run())
+}
+
+// countLive allocates until alloc fails (at most 1,000,000) under an 8 MiB
+// RLIMIT_MEMLOCK (resource 8), and prints how many it got.
+func countLive(alloc func() bool) int {
+	if err := syscall.Setrlimit(8, &syscall.Rlimit{Cur: 8 << 20, Max: 8 << 20}); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	n := 0
+	for n < 1000000 && alloc() {
+		n++
+	}
+	fmt.Printf("live %d\n", n)
+	return 0
+}
+
+// TestCapacity runs countLive for both as uid 65534 and prints the counts.
+func TestCapacity(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the children as uid 65534")
+	}
+	dir, err := os.MkdirTemp("", "mmkit-go-bench-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	self, _ := os.Executable()
+	bin := filepath.Join(dir, "bench.test")
+	in, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(out, in)
+	in.Close()
+	out.Close()
+	for _, who := range []string{"mmkit", "memguard"} {
+		cmd := exec.Command(bin)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), childEnv+"="+who)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		got, err := cmd.CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(got), "live ") {
+			t.Fatalf("%s: %v\n%s", who, err, got)
+		}
+		t.Logf("%-8s 32-byte secrets live under an 8 MiB RLIMIT_MEMLOCK: %s", who, strings.TrimPrefix(strings.TrimSpace(string(got)), "live "))
+	}
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#
+# The Go binding (bindings/go): gofmt, go vet, and its tests and runnable
+# examples under the race detector; the benchmark module against memguard
+# is vetted (it builds) when its dependencies can be fetched.  Skips where
+# no Go toolchain is installed.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+# Where the official tarball and Debian's golang-go put go, for a PATH without them.
+PATH=$PATH:/usr/local/go/bin:/usr/lib/go/bin
+command -v go >/dev/null 2>&1 || {
+	echo "SKIP: no Go toolchain: tools/install-deps installs Debian's golang-go (the package needs Go 1.19)"
+	exit 77
+}
+cd "$top" || exit 1
+unformatted=$(gofmt -l bindings/go)
+[ -z "$unformatted" ] || { echo "FAIL: gofmt -l: $unformatted"; exit 1; }
+go vet ./bindings/go/ || exit 1
+go test -race -count=1 ./bindings/go/ || exit 1
+# The benchmark module fetches memguard; a machine without the Go proxy
+# cannot build it, which is not the binding's failure.
+if (cd bindings/go/bench && go mod download) >/dev/null 2>&1; then
+	(cd bindings/go/bench && go vet .) || exit 1
+else
+	echo "note: bindings/go/bench not vetted: its dependencies cannot be fetched"
+fi
