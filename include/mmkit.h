@@ -366,6 +366,19 @@ unsigned int mmkit_refpage_contract(const struct mmkit_refpage *rp);
  */
 int mmkit_refpage_backend_available(unsigned int flag, char *why, size_t why_len);
 
+/*
+ * What reference pages cost this process beyond the pages written: the
+ * memfd backend's pattern files, one per pattern and flags, shared by
+ * every object of it and at most 4 MiB each, and the page cache they hold
+ * (counted as Shmem).  mmkit_refpage(3).
+ */
+struct mmkit_refpage_stats {
+	unsigned long long pattern_files;
+	unsigned long long cache_bytes;
+};
+
+int mmkit_refpage_stats(struct mmkit_refpage_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

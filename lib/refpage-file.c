@@ -9,22 +9,18 @@
  * from user space.
  *
  * Each chunk is one VMA, counted against vm.max_map_count (65530 by
- * default), and each VMA costs a mmap and a munmap.  A memfd's pages are
- * page cache shared by every mapping, so a bigger memfd costs its size
- * once per object, not per mapping: it grows to the largest range asked
- * for, from CHUNK_MIN up to CHUNK_MAX, so that a range up to 64 MiB is a
- * single VMA and 4 TiB of ranges fit in the default vm.max_map_count.
- * refpage.ko's descriptor is the pattern at every offset: it never grows
- * nor needs chunks (rp->chunk is REFPAGE_CHUNK_UNLIMITED).
+ * default), and each VMA costs a mmap and a munmap.  Every chunk maps the
+ * file from offset 0, so adjacent chunks never merge into one VMA (the
+ * kernel merges only mappings whose file offsets continue).  How big a
+ * chunk is, is the backend's: the memfd's pattern file is at most a small
+ * window (refpage-memfd.c); refpage.ko's descriptor is the pattern at
+ * every offset, so one mapping serves any range (REFPAGE_CHUNK_UNLIMITED).
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "refpage.h"
-
-#define CHUNK_MIN		(2UL << 20)
-#define CHUNK_MAX		(64UL << 20)
 
 void refpage__file_destroy(struct mmkit_refpage *rp)
 {
@@ -43,63 +39,13 @@ static int file_prot_mte(const struct mmkit_refpage *rp)
 	       MMKIT_PROT_MTE : 0;
 }
 
-/* The file size a range of @len bytes wants: all of it, up to CHUNK_MAX. */
-static size_t chunk_for(size_t len)
+int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, size_t chunk,
+		      void **addr)
 {
-	size_t want = CHUNK_MIN;
-
-	while (want < CHUNK_MAX && want < len)
-		want *= 2;
-	return want;
-}
-
-/*
- * Grows the file to at least @want bytes of pattern and returns its size
- * in @chunk.  Existing mappings only use offsets below the old size, so
- * growing never disturbs them.  A kmod file is unlimited already.
- */
-static int file_grow(struct mmkit_refpage *rp, size_t want, size_t *chunk)
-{
-	size_t page = sys_page_size(), off, g;
-	unsigned char *p;
-	void *mem;
-	int ret = 0;
-
-	pthread_mutex_lock(&rp->lock);
-	if (rp->chunk >= want)
-		goto out;
-	ret = sys_ftruncate(rp->fd, (off_t)want);
-	if (ret)
-		goto out;
-	ret = sys_mmap(NULL, want - rp->chunk, PROT_READ | PROT_WRITE | file_prot_mte(rp),
-		       MAP_SHARED, rp->fd, (off_t)rp->chunk, &mem);
-	if (ret)
-		goto out;
-	p = mem;
-	/* Fresh pages have tag 0: the data goes in through untagged pointers first. */
-	for (off = 0; off < want - rp->chunk; off += page)
-		memcpy(p + off, rp->page, page);
-	for (off = 0; file_prot_mte(rp) && off < want - rp->chunk; off += page)
-		for (g = 0; g < page / MMKIT_MTE_GRANULE; g++)
-			mmkit__mte_set_tag(mmkit__mte_with_tag(p + off + g * MMKIT_MTE_GRANULE,
-							       rp->tags[g]));
-	sys_munmap(mem, want - rp->chunk);
-	rp->chunk = want;
-out:
-	*chunk = rp->chunk;
-	pthread_mutex_unlock(&rp->lock);
-	return ret;
-}
-
-int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
-{
-	size_t chunk, off, n;
+	size_t off, n;
 	void *mem, *mapped;
 	int ret;
 
-	ret = file_grow(rp, chunk_for(len), &chunk);
-	if (ret)
-		return ret;
 	prot |= file_prot_mte(rp);
 	/*
 	 * One mapping of the whole length places the range and serves its
@@ -154,7 +100,7 @@ static int attach_piece(struct mmkit_refpage *rp, const struct refpage_piece *pi
 	int ret;
 
 	(void)arg;
-	ret = refpage__file_map(rp, len, PROT_READ | PROT_WRITE, &fresh);
+	ret = rp->backend->map(rp, len, PROT_READ | PROT_WRITE, &fresh);
 	if (ret)
 		return ret;
 	delta = (intptr_t)((uintptr_t)fresh - piece->start);

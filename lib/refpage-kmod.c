@@ -7,7 +7,8 @@
  * chunks and one VMA per range.  What users see differently (documented in
  * mmkit_refpage(3)): every PTE of the shared page counts as file RSS, and
  * mlock() leaves these mappings unlocked (the module maps with
- * VM_MIXEDMAP).  Mapping, attach and unmap are the memfd backend's.
+ * VM_MIXEDMAP).  Mapping (one chunk for any range), attach and unmap are
+ * refpage-file.c's, as for the memfd backend.
  * Tagged pages (MTE) where the module and its kernel can: the module
  * writes the tags into its page and tags the mappings itself.
  */
@@ -109,8 +110,12 @@ static int kmod_create(struct mmkit_refpage *rp)
 	if (fd < 0)
 		return fd;
 	rp->fd = fd;
-	rp->chunk = REFPAGE_CHUNK_UNLIMITED;
 	return 0;
+}
+
+static int kmod_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
+{
+	return refpage__file_map(rp, len, prot, REFPAGE_CHUNK_UNLIMITED, addr);
 }
 
 const struct refpage_backend refpage__kmod = {
@@ -121,7 +126,7 @@ const struct refpage_backend refpage__kmod = {
 	.available	= kmod_available,
 	.create		= kmod_create,
 	.destroy	= refpage__file_destroy,
-	.map		= refpage__file_map,
+	.map		= kmod_map,
 	.attach		= refpage__file_attach,
 	.unmap		= refpage__file_unmap,
 };

@@ -1,16 +1,54 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * The memfd backend: a memfd holding the pattern, mapped over the range
- * by refpage-file.c, which says how.  The memfd starts empty and grows as
- * ranges ask for more (file_grow()).
+ * by refpage-file.c, one mapping of the file per window of the range.
+ *
+ * What it costs is the file's page cache (Shmem), so the file is small
+ * and shared: every object of one pattern and flags in a process uses one
+ * pattern file (a reference-counted table under files_lock), which grows
+ * from WINDOW_MIN with the largest range asked for, up to WINDOW_MAX.  A
+ * range larger than the window is tiled by more mappings of it, each one
+ * VMA, which never merge (they all map offset 0): with a 4 MiB window, the
+ * default vm.max_map_count of 65,530 reaches 255 GiB of ranges if nothing
+ * else is mapped, and 128 GiB takes 32,768 of it.
+ *
+ * The file is filled with pwritev(2), not through a mapping, so filling it
+ * adds nothing to the resident set.  After fork(2) parent and child share
+ * the files (and files_lock is not held across the fork): growth writes
+ * the same pattern and tags again over what the other may have written
+ * and never shrinks the file, so neither disturbs the other's mappings.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "refpage.h"
 
 #define MEMFD_NAME		"mmkit-refpage"
+#define WINDOW_MIN		(64UL << 10)
+#define WINDOW_MAX		REFPAGE_MEMFD_WINDOW_MAX
+/* Pages written by one pwritev(2): the iovec array lives on the stack. */
+#define FILL_IOV		64
+
+struct refpage_pattern_file {
+	struct refpage_pattern_file *next;
+	unsigned long refs;
+	int fd;
+	/* Bytes of pattern from offset 0: read without files_lock, set under it. */
+	size_t size;
+	/* MMKIT_REFPAGE_TAGGED or 0. */
+	unsigned int flags;
+	/* The pattern page: the first page of this allocation, before this header. */
+	unsigned char *page;
+	/* Tagged: the tag of each granule of the page. */
+	unsigned char tags[];
+};
+
+static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct refpage_pattern_file *files;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_error;
 
 /*
  * MFD_NOEXEC_SEAL (6.3) keeps the pattern from ever being executable and
@@ -62,22 +100,200 @@ static int memfd_check_tags(int fd)
 	return 0;
 }
 
-static int memfd_create_backend(struct mmkit_refpage *rp)
+/* A fork while files_lock is held would leave the child's copy locked for good. */
+static void files_lock_take(void)
 {
+	pthread_mutex_lock(&files_lock);
+}
+
+static void files_lock_release(void)
+{
+	pthread_mutex_unlock(&files_lock);
+}
+
+static void atfork_register(void)
+{
+	/* pthread_atfork() returns an error number and leaves errno alone. */
+	atfork_error = -pthread_atfork(files_lock_take, files_lock_release, files_lock_release);
+}
+
+static int same_pattern(const struct refpage_pattern_file *f, const struct mmkit_refpage *rp)
+{
+	size_t page = sys_page_size();
+
+	return f->flags == rp->flags && !memcmp(f->page, rp->page, page) &&
+	       (!(f->flags & MMKIT_REFPAGE_TAGGED) ||
+		!memcmp(f->tags, rp->tags, page / MMKIT_MTE_GRANULE));
+}
+
+/* Under files_lock: a new, empty pattern file for @rp's pattern, or -errno. */
+static int file_new(const struct mmkit_refpage *rp, struct refpage_pattern_file **out)
+{
+	size_t page = sys_page_size();
+	struct refpage_pattern_file *f;
 	int fd = memfd_open(), ret;
+	void *mem;
 
 	if (fd < 0)
 		return fd;
-	if (rp->flags & MMKIT_REFPAGE_TAGGED) {
-		ret = memfd_check_tags(fd);
-		if (ret) {
-			sys_close(fd);
-			return ret;
-		}
+	ret = rp->flags & MMKIT_REFPAGE_TAGGED ? memfd_check_tags(fd) : 0;
+	/* The pattern page, then the header and tags: no malloc, which may touch errno. */
+	if (!ret)
+		ret = sys_mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &mem);
+	if (ret) {
+		sys_close(fd);
+		return ret;
 	}
-	rp->fd = fd;
-	rp->chunk = 0;
+	f = (struct refpage_pattern_file *)((unsigned char *)mem + page);
+	f->page = mem;
+	memcpy(f->page, rp->page, page);
+	memcpy(f->tags, rp->tags, page / MMKIT_MTE_GRANULE);
+	f->flags = rp->flags;
+	f->fd = fd;
+	f->next = files;
+	files = f;
+	*out = f;
 	return 0;
+}
+
+static int memfd_create_backend(struct mmkit_refpage *rp)
+{
+	struct refpage_pattern_file *f;
+	int ret;
+
+	pthread_once(&atfork_once, atfork_register);
+	if (atfork_error)
+		return atfork_error;
+	pthread_mutex_lock(&files_lock);
+	for (f = files; f && !same_pattern(f, rp); f = f->next)
+		;
+	ret = f ? 0 : file_new(rp, &f);
+	if (!ret) {
+		f->refs++;
+		rp->file = f;
+		rp->fd = f->fd;
+	}
+	pthread_mutex_unlock(&files_lock);
+	return ret;
+}
+
+static void memfd_destroy(struct mmkit_refpage *rp)
+{
+	struct refpage_pattern_file *f = rp->file, **link;
+
+	pthread_mutex_lock(&files_lock);
+	if (!--f->refs) {
+		for (link = &files; *link != f; link = &(*link)->next)
+			;
+		*link = f->next;
+		/* Live mappings hold their own reference to the file and keep working. */
+		sys_close(f->fd);
+		sys_munmap(f->page, 2 * sys_page_size());
+	}
+	pthread_mutex_unlock(&files_lock);
+}
+
+/* Tagged: the tags of [from, to), set through a shared PROT_MTE mapping. */
+static int file_tag(struct refpage_pattern_file *f, size_t from, size_t to)
+{
+	size_t page = sys_page_size(), off, g;
+	unsigned char *p;
+	void *mem;
+	int ret;
+
+	ret = sys_mmap(NULL, to - from, PROT_READ | PROT_WRITE | MMKIT_PROT_MTE, MAP_SHARED,
+		       f->fd, (off_t)from, &mem);
+	if (ret)
+		return ret;
+	p = mem;
+	for (off = 0; off < to - from; off += page)
+		for (g = 0; g < page / MMKIT_MTE_GRANULE; g++)
+			mmkit__mte_set_tag(mmkit__mte_with_tag(p + off + g * MMKIT_MTE_GRANULE,
+							       f->tags[g]));
+	sys_munmap(mem, to - from);
+	return 0;
+}
+
+/*
+ * Writes the pattern over [from, to) of the file, which grows to @to if
+ * it is shorter (pwritev(2) never shrinks it), then the tags.  A short
+ * write goes on from where it stopped, mid-page too.
+ */
+static int file_fill(struct refpage_pattern_file *f, size_t from, size_t to)
+{
+	size_t page = sys_page_size(), off, in_page, n, i;
+	struct iovec iov[FILL_IOV];
+	ssize_t done;
+
+	for (i = 0; i < FILL_IOV; i++)
+		iov[i] = (struct iovec){ f->page, page };
+	for (off = from; off < to; off += (size_t)done) {
+		in_page = off % page;
+		if (in_page) {
+			done = sys_pwrite(f->fd, f->page + in_page, page - in_page, (off_t)off);
+		} else {
+			n = (to - off) / page < FILL_IOV ? (to - off) / page : FILL_IOV;
+			done = sys_pwritev(f->fd, iov, (int)n, (off_t)off);
+		}
+		if (done <= 0)
+			return done ? (int)done : -EIO;
+	}
+	return f->flags & MMKIT_REFPAGE_TAGGED ? file_tag(f, from, to) : 0;
+}
+
+/* The window a range of @len bytes wants: all of it, from WINDOW_MIN up to WINDOW_MAX. */
+static size_t window_for(size_t len)
+{
+	size_t want = WINDOW_MIN;
+
+	while (want < WINDOW_MAX && want < len)
+		want *= 2;
+	return want;
+}
+
+/*
+ * Grows @f to at least @want bytes of pattern; its size into *@size.
+ * Mappings only use offsets below the size they were made with, so growing
+ * never disturbs them.
+ */
+static int file_grow(struct refpage_pattern_file *f, size_t want, size_t *size)
+{
+	int ret = 0;
+
+	*size = __atomic_load_n(&f->size, __ATOMIC_ACQUIRE);
+	if (*size >= want)
+		return 0;
+	pthread_mutex_lock(&files_lock);
+	if (f->size < want) {
+		ret = file_fill(f, f->size, want);
+		if (!ret)
+			__atomic_store_n(&f->size, want, __ATOMIC_RELEASE);
+	}
+	*size = f->size;
+	pthread_mutex_unlock(&files_lock);
+	return ret;
+}
+
+static int memfd_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
+{
+	size_t size;
+	int ret = file_grow(rp->file, window_for(len), &size);
+
+	return ret ? ret : refpage__file_map(rp, len, prot, size, addr);
+}
+
+void refpage__memfd_stats(unsigned long long *nfiles, unsigned long long *bytes)
+{
+	const struct refpage_pattern_file *f;
+
+	*nfiles = *bytes = 0;
+	pthread_mutex_lock(&files_lock);
+	for (f = files; f; f = f->next) {
+		(*nfiles)++;
+		*bytes += f->size;
+	}
+	pthread_mutex_unlock(&files_lock);
 }
 
 const struct refpage_backend refpage__memfd = {
@@ -86,8 +302,8 @@ const struct refpage_backend refpage__memfd = {
 	.contract	= MMKIT_REFPAGE_FULL_CONTRACT,
 	.available	= memfd_available,
 	.create		= memfd_create_backend,
-	.destroy	= refpage__file_destroy,
-	.map		= refpage__file_map,
+	.destroy	= memfd_destroy,
+	.map		= memfd_map,
 	.attach		= refpage__file_attach,
 	.unmap		= refpage__file_unmap,
 };

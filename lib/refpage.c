@@ -241,10 +241,8 @@ static int refpage_create(struct mmkit_refpage **rpp, const void *pattern,
 	rp->flags = flags & MMKIT_REFPAGE_TAGGED;
 	rp->backend = be;
 	rp->fd = -1;
-	pthread_mutex_init(&rp->lock, NULL);
 	ret = be->create(rp);
 	if (ret) {
-		pthread_mutex_destroy(&rp->lock);
 		sys_munmap(mem, 2 * page);
 		return ret;
 	}
@@ -263,7 +261,6 @@ MMKIT_EXPORT void mmkit_refpage_destroy(struct mmkit_refpage *rp)
 	if (!rp)
 		return;
 	rp->backend->destroy(rp);
-	pthread_mutex_destroy(&rp->lock);
 	sys_munmap(rp->page, 2 * sys_page_size());
 }
 
@@ -408,6 +405,19 @@ MMKIT_EXPORT unsigned int mmkit_refpage_contract(const struct mmkit_refpage *rp)
 	return rp ? rp->backend->contract : 0;
 }
 
+static int refpage_stats(struct mmkit_refpage_stats *st)
+{
+	if (!st)
+		return -EINVAL;
+	refpage__memfd_stats(&st->pattern_files, &st->cache_bytes);
+	return 0;
+}
+
+MMKIT_EXPORT int mmkit_refpage_stats(struct mmkit_refpage_stats *st)
+{
+	return MMKIT__CALL(refpage_stats(st));
+}
+
 /* printf() at @buf + *@used, advancing *@used; output beyond @len is cut. */
 static void __attribute__((format(printf, 4, 5)))
 append(char *buf, size_t len, size_t *used, const char *fmt, ...)
@@ -442,7 +452,10 @@ static void format_items(unsigned int mask, char *buf, size_t len)
 	}
 }
 
-/* "opt-in uffd keeps items 1-7,9,10, not 8: ...": what @be keeps. */
+/*
+ * "opt-in uffd keeps items 1-7,9,10, not 8: ...": what @be keeps, and
+ * the page cache memfd costs (mmkit_refpage_stats() has the figure now).
+ */
 static void describe(const struct refpage_backend *be, char *buf, size_t len, size_t *used)
 {
 	char items[32];
@@ -451,6 +464,9 @@ static void describe(const struct refpage_backend *be, char *buf, size_t len, si
 	append(buf, len, used, "%s%s keeps items %s%s",
 	       be->contract == MMKIT_REFPAGE_FULL_CONTRACT ? "" : "opt-in ", be->name, items,
 	       be->contract & MMKIT_REFPAGE_ITEM(8) ? "" : ", not 8: syscalls on untouched pages EFAULT");
+	if (be == &refpage__memfd)
+		append(buf, len, used, ", %lu MiB page cache a pattern at most",
+		       REFPAGE_MEMFD_WINDOW_MAX >> 20);
 }
 
 /*

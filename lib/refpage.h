@@ -14,6 +14,8 @@
 #include "mte.h"
 
 struct mmkit_refpage;
+/* memfd: the pattern file every object of one pattern and flags shares (refpage-memfd.c). */
+struct refpage_pattern_file;
 
 struct refpage_backend {
 	const char *name;
@@ -44,13 +46,11 @@ struct mmkit_refpage {
 	/* One page of the repeated pattern. */
 	unsigned char *page;
 	/*
-	 * memfd: the pattern file, its size (the chunk), and who grows it.
-	 * kmod: the refpage.ko descriptor, whose every offset is the pattern,
-	 * so its chunk is unlimited.
+	 * kmod: the refpage.ko descriptor, whose every offset is the
+	 * pattern.  memfd: the descriptor of @file, which owns it.
 	 */
 	int fd;
-	size_t chunk;
-	pthread_mutex_t lock;
+	struct refpage_pattern_file *file;
 	/* uffd: the pattern repeated over the largest batch, for UFFDIO_COPY. */
 	unsigned char *batch_src;
 	/* MMKIT_REFPAGE_TAGGED or 0. */
@@ -66,13 +66,21 @@ extern const struct refpage_backend refpage__kmod;
 extern const struct refpage_backend refpage__memfd;
 extern const struct refpage_backend refpage__uffd;
 
+/* The largest memfd pattern file, the page cache one pattern costs at most. */
+#define REFPAGE_MEMFD_WINDOW_MAX	(4UL << 20)
+/* The page cache the memfd pattern files of this process hold (refpage-memfd.c). */
+void refpage__memfd_stats(unsigned long long *files, unsigned long long *bytes);
+
 /*
- * Mapping a file whose pages all hold the pattern, MAP_PRIVATE, chunk by
- * chunk: shared by the memfd and kmod backends (refpage-file.c).
+ * Mapping a file whose first @chunk bytes all hold the pattern,
+ * MAP_PRIVATE, one mapping of offset 0 per @chunk bytes of the range:
+ * shared by the memfd and kmod backends (refpage-file.c).  Attach maps
+ * through the backend's map.
  */
 #define REFPAGE_CHUNK_UNLIMITED	SIZE_MAX
 void refpage__file_destroy(struct mmkit_refpage *rp);
-int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr);
+int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, size_t chunk,
+		      void **addr);
 int refpage__file_attach(struct mmkit_refpage *rp, void *addr, size_t len);
 int refpage__file_unmap(struct mmkit_refpage *rp, void *addr, size_t len);
 

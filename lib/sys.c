@@ -318,6 +318,13 @@ ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)
 	return RESULT(pwrite(fd, buf, len, off));
 }
 
+ssize_t sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
+{
+	FAULT(SYS_FAULT_WRITE);
+	SAVE_ERRNO;
+	return RESULT(pwritev(fd, iov, iovcnt, off));
+}
+
 int sys_ftruncate(int fd, off_t len)
 {
 	FAULT(SYS_FAULT_FTRUNCATE);

@@ -48,6 +48,7 @@ ssize_t sys_read(int fd, void *buf, size_t len);
 ssize_t sys_pread(int fd, void *buf, size_t len, off_t off);
 ssize_t sys_write(int fd, const void *buf, size_t len);
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off);
+ssize_t sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off);
 int sys_ftruncate(int fd, off_t len);
 int sys_fstat(int fd, struct stat *st);
 int sys_ioctl(int fd, unsigned long req, void *arg);
@@ -101,7 +102,7 @@ enum sys_fault_kind {
 	SYS_FAULT_OPEN,		/* open, openat */
 	SYS_FAULT_CLOSE,
 	SYS_FAULT_READ,		/* read, pread, readlinkat, getdents64, process_vm_readv */
-	SYS_FAULT_WRITE,	/* write, pwrite */
+	SYS_FAULT_WRITE,	/* write, pwrite, pwritev */
 	SYS_FAULT_FTRUNCATE,
 	SYS_FAULT_FSTAT,
 	SYS_FAULT_IOCTL,

@@ -90,6 +90,7 @@ static void test_every_call(void)
 		       "mmkit_refpage_remap", NULL);
 	EXPECT_FAILURE(mmkit_refpage_backend_available(0, NULL, 0), -EINVAL,
 		       "mmkit_refpage_backend_available", NULL);
+	EXPECT_FAILURE(mmkit_refpage_stats(NULL), -EINVAL, "mmkit_refpage_stats", NULL);
 }
 
 static void test_reasons(void)

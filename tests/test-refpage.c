@@ -360,7 +360,7 @@ static void item_7(unsigned int flag, int file_backed)
 	T_EQ(mmkit_refpage_unmap(rp, p, 8 * page), 0);
 
 	/*
-	 * Raw mremap(2) of a memfd range inside one chunk (or any kmod range) works; a uffd
+	 * Raw mremap(2) of a memfd range inside one window (or any kmod range) works; a uffd
 	 * range loses its registration, so moved untouched pages read zeros.
 	 */
 	p = map(rp, 4 * page, PROT_READ | PROT_WRITE);
@@ -377,22 +377,22 @@ static void item_7(unsigned int flag, int file_backed)
 	T_EQ(mmkit_refpage_unmap(rp, q, 4 * page), 0);
 	if (file_backed) {
 		/*
-		 * memfd: 3 MiB is two chunks, two VMAs (kmod: one): Linux 6.17 and later move
-		 * them at once, older kernels refuse with EFAULT.
+		 * memfd: 5 MiB is two windows, two VMAs (kmod: one): Linux 6.17 and later
+		 * move them at once, older kernels refuse with EFAULT.
 		 */
-		p = map(rp, 3 << 20, PROT_READ | PROT_WRITE);
-		p[(2 << 20) + 1] = 4;
-		q = mremap(p, 3 << 20, 3 << 20, MREMAP_MAYMOVE);
+		p = map(rp, 5 << 20, PROT_READ | PROT_WRITE);
+		p[(4 << 20) + 1] = 4;
+		q = mremap(p, 5 << 20, 5 << 20, MREMAP_MAYMOVE);
 		if (q == MAP_FAILED) {
 			T_EQ(errno, EFAULT);
 			q = p;
 		}
-		T_EQ(q[(2 << 20) + 1], 4);
-		q[(2 << 20) + 1] = pattern[1];
-		T_ASSERT(is_pattern(q, 3 << 20, 16));
-		T_EQ(mmkit_refpage_remap(rp, q, 3 << 20, 3 << 20, &moved), 0);
-		T_ASSERT(is_pattern(moved, 3 << 20, 16));
-		T_EQ(mmkit_refpage_unmap(rp, moved, 3 << 20), 0);
+		T_EQ(q[(4 << 20) + 1], 4);
+		q[(4 << 20) + 1] = pattern[1];
+		T_ASSERT(is_pattern(q, 5 << 20, 16));
+		T_EQ(mmkit_refpage_remap(rp, q, 5 << 20, 5 << 20, &moved), 0);
+		T_ASSERT(is_pattern(moved, 5 << 20, 16));
+		T_EQ(mmkit_refpage_unmap(rp, moved, 5 << 20), 0);
 	}
 	mmkit_refpage_destroy(rp);
 }
