@@ -3,7 +3,7 @@
 #
 # mmkit bench refpage: a short run gives every row, touch size and target
 # in the mmkit-bench/1 report (tools/check-bench-json checks the schema,
-# this the content), --quick is the short run, and bad options get a usage
+# this the content: time, RSS and the page cache, shmem, of each row), --quick is the short run, and bad options get a usage
 # message and exit 2.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +33,11 @@ for r in rows:
     if r["table"] in ("touch", "random10"):
         assert r["metrics"]["time"]["n"] == 3 and r["metrics"]["time"]["unit"] == "us", r
         assert r["metrics"]["time"]["min"] > 0 and r["metrics"]["max_rss"]["median"] > 0, r
+        # The page cache of the row's pattern file: only memfd has one, of one window at most.
+        shmem = r["metrics"]["shmem"]
+        assert shmem["unit"] == "KiB", r
+        memfd = r.get("series", r["label"]).startswith("memfd")
+        assert 0 < shmem["median"] <= 4096 if memfd else shmem["median"] == 0, r
 assert {r["label"] for r in rows if r["table"] == "random10"} == series, rows
 saved = {r["label"]: r["metrics"] for r in rows if r["table"] == "saved_vs_memset"}
 assert set(saved) == series and saved["memset"]["4096"]["median"] == 0, saved
@@ -54,8 +59,9 @@ d = json.load(sys.stdin)
 assert d["parameters"]["iterations"] == 2, d["parameters"]
 assert {r["metrics"]["time"]["n"] for r in d["rows"] if r["table"] == "touch" and r["available"]} == {2}
 ' || fail "bench refpage --iterations 2 --quick is not 2 iterations"
-"$mmkit" bench refpage --iterations 2 2>/dev/null | grep -q '^memfd  *4096 ' ||
-	fail "bench refpage has no memfd row"
+"$mmkit" bench refpage --iterations 2 2>/dev/null >"$tmp/text"
+grep -q '^memfd  *4096 ' "$tmp/text" || fail "bench refpage has no memfd row"
+grep -q '^row .* max_rss_kib .* shmem_kib ' "$tmp/text" || fail "bench refpage has no shmem column"
 for bad in "--iterations" "--iterations 0" "--iterations x" "--quick x" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$mmkit" bench refpage $bad >/dev/null 2>&1
