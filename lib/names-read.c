@@ -519,9 +519,7 @@ ssize_t mmkit__names_read(pid_t pid, int procfd, struct mmkit__name_range **out,
 {
 	*out = NULL;
 	memset(stats, 0, sizeof(*stats));
-	/* A kernel that names VMAs itself: no process on it keeps a registry. */
-	if (!mmkit__kernel_names())
-		return 0;
+	/* Where the kernel names VMAs, a registry may still name reference pages. */
 	/* Through /proc like any reader when given a directory; else under our lock. */
 	if (procfd >= 0 || (pid && pid != sys_getpid()))
 		return registry_read_pid(pid, procfd, out, stats);

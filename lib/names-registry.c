@@ -206,11 +206,13 @@ static int vsyscall(const struct mmkit__vma *v)
 /*
  * 1 if the kernel would name @v: madvise_vma_anon_name() refuses a VMA with
  * a file (EBADF) unless it is anonymous shared memory.  Files show a path;
- * anonymous and special mappings none or [...].
+ * anonymous and special mappings none or [...].  Reference pages of a file
+ * too: the registry names them where the kernel cannot.
  */
 static int vma_nameable(const struct mmkit__vma *v)
 {
-	return !v->path_len || v->path[0] == '[' || mmkit__vma_anon_shmem(v);
+	return !v->path_len || v->path[0] == '[' || mmkit__vma_anon_shmem(v) ||
+	       mmkit__vma_refpage(v);
 }
 
 /*
@@ -260,7 +262,8 @@ static int vma_next(struct vma_iter *it, uint64_t addr, struct span *s)
 			v.path = it->name;
 			v.path_len = q.vma_name_size ? q.vma_name_size - 1 : 0;
 			v.perms[3] = q.vma_flags & PROCMAP_QUERY_VMA_SHARED ? 's' : 'p';
-			s->nameable = !q.inode || mmkit__vma_anon_shmem(&v);
+			s->nameable = !q.inode || mmkit__vma_anon_shmem(&v) ||
+				      mmkit__vma_refpage(&v);
 			return 1;
 		}
 		if (ret != -ENOTTY)

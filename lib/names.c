@@ -10,7 +10,8 @@
  * anonymous range can mean nothing else.  uname() would say nothing about
  * the configuration.  Elsewhere (Debian's kernels) names go to a registry
  * other processes can read (names-registry.c), so that tools report memory
- * by name on any kernel.
+ * by name on any kernel.  The registry also names what the kernel refuses
+ * to: reference pages of a file (memfd, refpage.ko; mmkit_refpage(3)).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -129,11 +130,18 @@ static int set_name(void *addr, size_t len, const char *name)
 		return mmkit__registry_name(start, end, name);
 	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)addr, len,
 			(unsigned long)name);
-	if (ret == -ENOMEM)
-		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME): part of [%#lx, %#lx) is not mapped",
+	/*
+	 * A file in the range (the kernel named the VMAs before it): the
+	 * registry names reference pages of a file and refuses other files
+	 * with EBADF itself.
+	 */
+	if (ret == -EBADF)
+		ret = mmkit__registry_name(start, end, name);
+	if (ret == -EBADF)
+		mmkit__error_detail(ret, "[%#lx, %#lx) reaches a file mapping that is not reference pages",
 				    (unsigned long)start, (unsigned long)end);
-	else if (ret == -EBADF)
-		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME): [%#lx, %#lx) reaches a file mapping",
+	else if (ret == -ENOMEM)
+		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME): part of [%#lx, %#lx) is not mapped",
 				    (unsigned long)start, (unsigned long)end);
 	else if (ret)
 		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME) refused: %s",

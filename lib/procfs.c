@@ -197,6 +197,13 @@ int mmkit__vma_anon_shmem(const struct mmkit__vma *v)
 	return v->perms[3] == 's' && mmkit__vma_path_is(v, "/dev/zero (deleted)");
 }
 
+int mmkit__vma_refpage(const struct mmkit__vma *v)
+{
+	return v->perms[3] == 'p' &&
+	       (mmkit__vma_path_is(v, "/memfd:" MMKIT__REFPAGE_MEMFD_NAME " (deleted)") ||
+		mmkit__vma_path_is(v, "anon_inode:[refpage]"));
+}
+
 int mmkit__kb_line(const char *line, const char *eol, const char *key,
 		   unsigned long long *bytes)
 {

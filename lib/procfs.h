@@ -56,6 +56,19 @@ int mmkit__vma_path_is(const struct mmkit__vma *v, const char *s);
 /* 1 if @v is MAP_SHARED | MAP_ANONYMOUS memory: shmem shown as "/dev/zero (deleted)". */
 int mmkit__vma_anon_shmem(const struct mmkit__vma *v);
 
+/* The name of the memfd backend's pattern files (refpage-memfd.c). */
+#define MMKIT__REFPAGE_MEMFD_NAME	"mmkit-refpage"
+/*
+ * 1 if @v is reference-page memory of a file: a private mapping of a memfd
+ * pattern file or of a refpage.ko descriptor, which mmkit names in its
+ * registry where the kernel names only anonymous memory.  Only the paths
+ * these files show are taken, which ordinary files cannot have: a file's
+ * path starts with "/", so "anon_inode:[refpage]" is the module's, and
+ * "/memfd:mmkit-refpage (deleted)" would be a file in / itself, which only
+ * root can make.
+ */
+int mmkit__vma_refpage(const struct mmkit__vma *v);
+
 /*
  * 1 if [line, eol) is "@key:   N kB" (smaps, status, meminfo), with N KiB
  * in *@bytes as bytes (saturated); 0 if it is another line.

@@ -83,12 +83,28 @@ static int copy_run(struct mmkit_refpage *rp, const struct refpage_piece *run, v
 }
 
 /*
+ * The name the kernel gave the piece, in the registry now (the kernel
+ * names no file mapping): names in the registry stay on their own, since
+ * the range is nameable throughout.
+ */
+static int keep_name(const struct refpage_piece *piece)
+{
+	char name[MMKIT_NAME_MAX];
+
+	if (!piece->name_len || piece->name_len >= sizeof(name))
+		return 0;
+	memcpy(name, piece->name, piece->name_len);
+	name[piece->name_len] = '\0';
+	return mmkit_name((void *)piece->start, piece->end - piece->start, name);
+}
+
+/*
  * Builds the pattern mapping elsewhere, copies the present pages into it,
  * then moves it over the piece chunk by chunk: mremap(2) replaces the old
  * pages atomically, so the range never has a hole another thread's mmap
  * could take, and if a move fails every page still holds its data.  Once
  * done, the whole piece is the memfd's, so MADV_DONTNEED on a kept page
- * brings the pattern back too.
+ * brings the pattern back too; its name is kept.
  */
 static int attach_piece(struct mmkit_refpage *rp, const struct refpage_piece *piece,
 			void *arg)
@@ -114,8 +130,9 @@ static int attach_piece(struct mmkit_refpage *rp, const struct refpage_piece *pi
 	if (ret) {
 		sys_munmap((void *)done, (uintptr_t)fresh + len - done);
 		sys_mprotect((void *)piece->start, len, piece->prot);
+		return ret;
 	}
-	return ret;
+	return keep_name(piece);
 }
 
 int refpage__file_attach(struct mmkit_refpage *rp, void *addr, size_t len)

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "procfs.h"
 #include "refpage.h"
 
-#define MEMFD_NAME		"mmkit-refpage"
 #define WINDOW_MIN		(64UL << 10)
 #define WINDOW_MAX		REFPAGE_MEMFD_WINDOW_MAX
 /* Pages written by one pwritev(2): the iovec array lives on the stack. */
@@ -62,12 +62,12 @@ static int memfd_open(void)
 	int fd;
 
 	if (!__atomic_load_n(&noexec_refused, __ATOMIC_RELAXED)) {
-		fd = sys_memfd_create(MEMFD_NAME, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
+		fd = sys_memfd_create(MMKIT__REFPAGE_MEMFD_NAME, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
 		if (fd != -EINVAL)
 			return fd;
 		__atomic_store_n(&noexec_refused, 1, __ATOMIC_RELAXED);
 	}
-	return sys_memfd_create(MEMFD_NAME, MFD_CLOEXEC);
+	return sys_memfd_create(MMKIT__REFPAGE_MEMFD_NAME, MFD_CLOEXEC);
 }
 
 static int memfd_available(char *why, size_t len)

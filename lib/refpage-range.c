@@ -79,6 +79,11 @@ int refpage__for_each_piece(struct mmkit_refpage *rp, void *addr, size_t len,
 		piece.prot = (v.perms[0] == 'r' ? PROT_READ : 0) |
 			     (v.perms[1] == 'w' ? PROT_WRITE : 0) |
 			     (v.perms[2] == 'x' ? PROT_EXEC : 0);
+		piece.name_len = 0;
+		if (v.path_len > 7 && !memcmp(v.path, "[anon:", 6) && v.path[v.path_len - 1] == ']') {
+			piece.name = v.path + 6;
+			piece.name_len = v.path_len - 7;
+		}
 		cursor = piece.end;
 		/* A positive return stops the walk early, successfully. */
 		ret = fn(rp, &piece, arg);
@@ -130,7 +135,8 @@ struct present_walk {
 static int present_run(uint64_t start, uint64_t end, enum mmkit__page_state state, void *arg)
 {
 	struct present_walk *w = arg;
-	struct refpage_piece run = { (uintptr_t)start, (uintptr_t)end, w->prot };
+	struct refpage_piece run = { .start = (uintptr_t)start, .end = (uintptr_t)end,
+				     .prot = w->prot };
 
 	return state == MMKIT__PAGE_ABSENT ? 0 : w->fn(w->rp, &run, w->arg);
 }

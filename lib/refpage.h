@@ -84,11 +84,17 @@ int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, size_t chu
 int refpage__file_attach(struct mmkit_refpage *rp, void *addr, size_t len);
 int refpage__file_unmap(struct mmkit_refpage *rp, void *addr, size_t len);
 
-/* A page-aligned piece of one mapping, with its protection. */
+/*
+ * A page-aligned piece of one mapping, with its protection and the name
+ * the kernel gave it ("NAME" of [anon:NAME], name_len bytes, 0 for none;
+ * valid during the callback only).
+ */
 struct refpage_piece {
 	uintptr_t start;
 	uintptr_t end;
 	int prot;
+	const char *name;
+	size_t name_len;
 };
 
 typedef int (*refpage_piece_fn)(struct mmkit_refpage *rp, const struct refpage_piece *piece,

@@ -5,7 +5,11 @@
  *
  * A registry name applies only where the process has anonymous memory now
  * (private, or MAP_SHARED | MAP_ANONYMOUS), never to files, [heap], [stack]
- * or [vdso]: the kernel shows [anon:NAME] in the same places only.  A VMA
+ * or [vdso]: the kernel shows [anon:NAME] in the same places only.  The one
+ * extension: reference pages of a file (the memfd backend's pattern file,
+ * refpage.ko's descriptor, by the paths they show), which the kernel
+ * refuses to name and mmkit_name() names in the registry, also where the
+ * kernel names VMAs (there the registry names nothing else).  A VMA
  * partly covered by names becomes several regions.  Their Size is exact;
  * Rss and Swap of each part are counted from /proc/PID/pagemap (bit 63:
  * present, bit 62: swapped; readable without privilege, the PFNs that need
@@ -276,12 +280,24 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 	return w->stopped;
 }
 
+/*
+ * Whether registry names apply to @v: anonymous memory where the kernel
+ * does not name VMAs (where it does, a name the registry still has for
+ * anonymous memory is out of date), reference pages of a file always.
+ */
+static int registry_applies(const struct mmkit__vma *v)
+{
+	if (mmkit__vma_refpage(v))
+		return 1;
+	return mmkit__kernel_names() && (!v->path_len || mmkit__vma_anon_shmem(v));
+}
+
 static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma)
 {
 	size_t n = 0, i;
 	int ret = 0, done;
 
-	if (w->nnames && (!v->path_len || mmkit__vma_anon_shmem(v)))
+	if (w->nnames && registry_applies(v))
 		n = split(w, v);
 	vma->start = v->start;
 	vma->end = v->end;

@@ -184,6 +184,28 @@ static inline int t_count_fds(void)
 	return n - 1;	/* the directory's own */
 }
 
+/*
+ * The `mmkit` command beside the tests directory this program was built
+ * into (BUILD/tests/PROG: BUILD/mmkit), into @path of @len bytes; skips
+ * the test when it was not built.
+ */
+static inline void t_mmkit_path(char *path, size_t len, const char *argv0)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - 16);
+	char *slash;
+
+	T_ASSERT(n > 0);
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	T_ASSERT(slash);
+	*slash = '\0';
+	slash = strrchr(path, '/');
+	T_ASSERT(slash);
+	strcpy(slash, "/mmkit");
+	if (access(path, X_OK))
+		T_SKIP("%s not built (%s)", path, argv0);
+}
+
 /* CLOCK_MONOTONIC in seconds, for timing a case. */
 static inline double t_now(void)
 {

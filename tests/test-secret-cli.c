@@ -52,8 +52,7 @@ static void as_nobody(void *arg)
 int main(int argc, char **argv)
 {
 	int to_parent[2], to_child[2], fd;
-	char want[128], *slash;
-	ssize_t n;
+	char want[128];
 	pid_t pid;
 	char c;
 
@@ -62,17 +61,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		T_SKIP("memfd_secret: %s (boot with secretmem.enable=1)", strerror(errno));
 	close(fd);
-	n = readlink("/proc/self/exe", mmkit_path, sizeof(mmkit_path) - 16);
-	T_ASSERT(n > 0);
-	mmkit_path[n] = '\0';
-	slash = strrchr(mmkit_path, '/');
-	T_ASSERT(slash);
-	*slash = '\0';
-	slash = strrchr(mmkit_path, '/');
-	T_ASSERT(slash);
-	strcpy(slash, "/mmkit");
-	if (access(mmkit_path, X_OK))
-		T_SKIP("%s not built (%s)", mmkit_path, argv[0]);
+	t_mmkit_path(mmkit_path, sizeof(mmkit_path), argv[0]);
 
 	T_ASSERT(!pipe(to_parent) && !pipe(to_child));
 	fflush(NULL);
