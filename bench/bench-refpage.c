@@ -21,7 +21,11 @@
  * the most the map and touches added to it, the page cache (Shmem) the
  * row's reference pages hold beside it (the memfd backend's pattern file,
  * from mmkit_refpage_stats(); no other row has one), and the time saved
- * against memset.  --json gives the mmkit-bench/1 report (mmkit-bench(7)): the
+ * against memset.  And, since a resident set read between iterations
+ * misses what a row holds for a moment (the memfd backend filling its
+ * pattern file through a mapping did), each row's peak (VmHWM) in a fresh
+ * process doing PEAK_ITERATIONS of the 4 KiB touch: the series' max RSS
+ * figure.  --json gives the mmkit-bench/1 report (mmkit-bench(7)): the
  * touch sizes as a sweep, the random touches and the savings as bars, with
  * the published targets beside the savings.
  */
@@ -47,6 +51,7 @@
 #define QUICK_ITERATIONS	5
 #define NTOUCH			4
 #define RANDOM_TOUCH		3	/* index of the random-10 % column */
+#define PEAK_ITERATIONS		100
 
 enum row_kind { ROW_MEMSET, ROW_ZERO, ROW_POPULATE, ROW_REFPAGE };
 
@@ -54,6 +59,7 @@ struct row {
 	const char *name;
 	enum row_kind kind;
 	struct mmkit_refpage *rp;
+	unsigned int flag;		/* its backend; the object is made after the peaks */
 	int pinned;
 	/* The caller knows what it will write and populates it first (not for random). */
 	int populate_hint;
@@ -62,6 +68,7 @@ struct row {
 	long max_added_kib[NTOUCH];	/* resident set the touches added */
 	long max_shmem_kib[NTOUCH];	/* page cache of the row's pattern file */
 	double median[NTOUCH];
+	long peak_kib;			/* VmHWM of a fresh process, 4 KiB touches */
 };
 
 static const char *const touch_names[NTOUCH] = { "4096", "2048000", "4096000", "random10%" };
@@ -94,6 +101,23 @@ static long shmem_kib(const struct row *r)
 	    mmkit_refpage_stats(&st))
 		return 0;
 	return (long)(st.cache_bytes >> 10);
+}
+
+/* The "Key:   N kB" line of /proc/self/status, in KiB, or -1. */
+static long status_kib(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			kib = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return kib;
 }
 
 static void shuffle(size_t *v, size_t n)
@@ -210,6 +234,46 @@ static void run_once(struct row *r, int t, int iter)
 		r->max_shmem_kib[t] = shmem;
 }
 
+static const unsigned char row_pattern = 0xaa;
+
+/*
+ * In a fresh process (forked before the bench made any object, so that
+ * the row's object starts as a program's first does): the peak resident
+ * set of PEAK_ITERATIONS map + 4 KiB touch + unmap, from the resident set
+ * at the start, which clear_refs makes the peak.
+ */
+static void peak_child(const void *arg, void *out)
+{
+	struct row r = *(const struct row *)arg;
+	long *kib = out;
+	unsigned char *p;
+	FILE *f;
+	int i;
+
+	*kib = -1;
+	f = fopen("/proc/self/clear_refs", "w");
+	if (!f || fputs("5", f) == EOF || fclose(f))
+		return;
+	if (r.kind == ROW_REFPAGE && mmkit_refpage_create(&r.rp, &row_pattern, 1, r.flag))
+		return;
+	for (i = 0; i < PEAK_ITERATIONS; i++) {
+		p = map_row(&r);
+		if (r.populate_hint && madvise(p, touch_bytes[0], MADV_POPULATE_WRITE))
+			return;
+		touch(p, 0);
+		unmap_row(&r, p);
+	}
+	*kib = status_kib("VmHWM");
+}
+
+static void measure_peak(struct row *r)
+{
+	int status, ret = in_child(peak_child, r, &r->peak_kib, sizeof(r->peak_kib), &status);
+
+	if (ret || r->peak_kib < 0)
+		die("peak RSS in a fresh process", ret ? -ret : EIO);
+}
+
 static double saved_pct(const struct row *memset_row, const struct row *r, int t)
 {
 	return (memset_row->median[t] - r->median[t]) / memset_row->median[t] * 100;
@@ -263,11 +327,9 @@ static void check_targets(struct row *rows, int nrows, long idle_kib)
 		target(def->max_rss_kib[0] <= idle_kib * 1.1,
 		       "default: 4 KiB touch max RSS within 10 % of mapping untouched",
 		       "%.0f KiB vs %.0f KiB", (double)def->max_rss_kib[0], (double)idle_kib);
-		s = 100.0 * (double)(ms->max_rss_kib[0] - def->max_rss_kib[0]) /
-		    (double)ms->max_rss_kib[0];
-		target(s >= 45, "default: 4 KiB touch max RSS >= 45 % below memset's",
-		       "%.1f %% below (%ld vs %ld KiB)", s, def->max_rss_kib[0],
-		       ms->max_rss_kib[0]);
+		s = 100.0 * (double)(ms->peak_kib - def->peak_kib) / (double)ms->peak_kib;
+		target(s >= 45, "default: 4 KiB fresh-process peak RSS >= 45 % below memset's",
+		       "%.1f %% below (%ld vs %ld KiB)", s, def->peak_kib, ms->peak_kib);
 		target(def->max_shmem_kib[0] <= 4096,
 		       "default: page cache of its pattern file <= 4 MiB",
 		       "%ld KiB", def->max_shmem_kib[0]);
@@ -315,6 +377,10 @@ static void print_text(struct row *rows, int nrows, int iterations, long idle_ki
 			       touch_names[t], rows[i].median[t], rows[i].max_rss_kib[t],
 			       rows[i].max_added_kib[t], rows[i].max_shmem_kib[t],
 			       saved_pct(&rows[0], &rows[i], t));
+	printf("\npeak RSS (VmHWM) of a fresh process, %d x map + 4 KiB touch + unmap:\n",
+	       PEAK_ITERATIONS);
+	for (i = 0; i < nrows; i++)
+		printf("  %-16s %8ld KiB\n", rows[i].name, rows[i].peak_kib);
 	printf("\ntargets (vs memset, this run):\n");
 	for (i = 0; i < ntargets; i++)
 		printf("  %-6s %-62s %s\n", targets[i].met ? "met" : "MISSED", targets[i].what,
@@ -348,7 +414,8 @@ static void metrics(const struct row *r, int t, int iterations)
 static void print_json(int argc, char **argv, struct row *rows, int nrows, int iterations,
 		       long idle_kib, const struct skipped *skipped, int nskipped, int quick)
 {
-	static const char *const tables[] = { "touch", "random10", "saved_vs_memset" };
+	static const char *const tables[] = { "touch", "random10", "saved_vs_memset",
+					      "fresh_process" };
 	size_t k;
 	int i, t;
 
@@ -367,6 +434,11 @@ static void print_json(int argc, char **argv, struct row *rows, int nrows, int i
 	for (i = 0; i < nrows; i++) {
 		report_row_begin("random10", NULL, rows[i].name);
 		metrics(&rows[i], RANDOM_TOUCH, iterations);
+		report_row_end();
+	}
+	for (i = 0; i < nrows; i++) {
+		report_row_begin("fresh_process", NULL, rows[i].name);
+		report_metric_value("peak_rss", "KiB", (double)rows[i].peak_kib);
 		report_row_end();
 	}
 	for (i = 0; i < nrows; i++) {
@@ -406,10 +478,7 @@ static void usage(FILE *f)
 static void add_backend(struct row *rows, int *nrows, unsigned int flag, const char *name,
 			int pinned, struct skipped *skipped, int *nskipped)
 {
-	static const unsigned char pattern = 0xaa;
-	struct mmkit_refpage *rp;
 	char why[MMKIT_REASON_MAX];
-	int ret;
 
 	if (mmkit_refpage_backend_available(flag, why, sizeof(why))) {
 		fprintf(stderr, "bench-refpage: backend %s skipped: %s\n", name, why);
@@ -417,10 +486,7 @@ static void add_backend(struct row *rows, int *nrows, unsigned int flag, const c
 		snprintf(skipped[(*nskipped)++].why, sizeof(skipped->why), "%s", why);
 		return;
 	}
-	ret = mmkit_refpage_create(&rp, &pattern, 1, flag);
-	if (ret)
-		die("mmkit_refpage_create", -ret);
-	rows[*nrows] = (struct row){ .kind = ROW_REFPAGE, .rp = rp, .pinned = pinned };
+	rows[*nrows] = (struct row){ .kind = ROW_REFPAGE, .flag = flag, .pinned = pinned };
 	rows[(*nrows)++].name = pinned ? "uffd (pinned)" : name;
 }
 
@@ -433,7 +499,7 @@ int main(int argc, char **argv)
 		{ .name = "zero floor", .kind = ROW_ZERO },
 		{ .name = "populate+memset", .kind = ROW_POPULATE },
 	};
-	int nrows = 3, iterations = 0, json = 0, quick = 0, tagged = 0, nskipped = 0, i, t, it;
+	int nrows = 3, iterations = 0, json = 0, quick = 0, tagged = 0, nskipped = 0, i, t, it, ret;
 	struct skipped skipped[4];
 	size_t order[9];
 	long idle_kib;
@@ -479,6 +545,20 @@ int main(int argc, char **argv)
 	}
 	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_UFFD, "uffd", 0, skipped, &nskipped);
 	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_UFFD, "uffd", 1, skipped, &nskipped);
+	for (i = 0; i < nrows; i++)
+		measure_peak(&rows[i]);
+	for (i = 0; i < nrows; i++) {
+		if (rows[i].kind != ROW_REFPAGE)
+			continue;
+		/* The populate row shares the memfd row's object, just before it. */
+		if (rows[i].populate_hint) {
+			rows[i].rp = rows[i - 1].rp;
+			continue;
+		}
+		ret = mmkit_refpage_create(&rows[i].rp, &row_pattern, 1, rows[i].flag);
+		if (ret)
+			die("mmkit_refpage_create", -ret);
+	}
 	random_pages = malloc(MAP_BYTES / page * sizeof(*random_pages));
 	if (!random_pages)
 		die("malloc", ENOMEM);

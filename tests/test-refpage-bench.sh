@@ -3,7 +3,8 @@
 #
 # mmkit bench refpage: a short run gives every row, touch size and target
 # in the mmkit-bench/1 report (tools/check-bench-json checks the schema,
-# this the content: time, RSS and the page cache, shmem, of each row), --quick is the short run, and bad options get a usage
+# this the content: time, RSS, the page cache (shmem) and the peak RSS of
+# a fresh process, of each row), --quick is the short run, and bad options get a usage
 # message and exit 2.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +40,10 @@ for r in rows:
         memfd = r.get("series", r["label"]).startswith("memfd")
         assert 0 < shmem["median"] <= 4096 if memfd else shmem["median"] == 0, r
 assert {r["label"] for r in rows if r["table"] == "random10"} == series, rows
+# Each row's peak RSS in a fresh process: memfd fills its pattern file without mapping it.
+peak = {r["label"]: r["metrics"]["peak_rss"] for r in rows if r["table"] == "fresh_process"}
+assert set(peak) == series and all(m["unit"] == "KiB" and m["median"] > 0 for m in peak.values()), peak
+assert peak["memfd"]["median"] < peak["memset"]["median"] * 0.55, peak
 saved = {r["label"]: r["metrics"] for r in rows if r["table"] == "saved_vs_memset"}
 assert set(saved) == series and saved["memset"]["4096"]["median"] == 0, saved
 for r in d["rows"]:
