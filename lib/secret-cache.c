@@ -113,7 +113,7 @@ static struct thread_cache *cache_get(void)
 }
 
 /* Fills @tc's empty list of class @k: 0, -errno, or 1 for the locked path. */
-static int cache_refill(struct thread_cache *tc, unsigned int k)
+static int cache_refill(struct thread_cache *tc, unsigned int k, secret_reclaim_fn *reclaim)
 {
 	enum secret_backend before;
 	struct cached_slot *s = tc->slot[k];
@@ -122,7 +122,7 @@ static int cache_refill(struct thread_cache *tc, unsigned int k)
 
 	pthread_mutex_lock(&S.lock);
 	before = S.backend;
-	ret = secret__pool_take(k, &tc->chunk[k], s, S.cls[k].cache_max, &n);
+	ret = secret__pool_take(k, &tc->chunk[k], s, S.cls[k].cache_max, &n, reclaim);
 	/* The backend changed under it: the locked path says what that means. */
 	if (ret == -ENOSYS && S.backend != before)
 		ret = 1;
@@ -134,7 +134,7 @@ static int cache_refill(struct thread_cache *tc, unsigned int k)
 	return ret;
 }
 
-int secret__cache_alloc(void **p, size_t size, unsigned int flags)
+int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclaim_fn *reclaim)
 {
 	enum secret_backend backend = __atomic_load_n(&S.backend, __ATOMIC_RELAXED);
 	unsigned int k = secret__class_of(size);
@@ -152,7 +152,7 @@ int secret__cache_alloc(void **p, size_t size, unsigned int flags)
 	if (!tc)
 		return 1;
 	if (!tc->n[k]) {
-		ret = cache_refill(tc, k);
+		ret = cache_refill(tc, k, reclaim);
 		if (ret)
 			return ret;
 	}

@@ -202,10 +202,7 @@ static void note_failure(size_t len, int err)
 	mmkit__error_detail(err, "%s", S.last_error);
 }
 
-/*
- * Maps secret pages over the guard reservation [addr, addr + len).  On
- * failure the guard is put back; *lost tells when even that failed.
- */
+/* One try at mapping secret pages over [addr, addr + len), with the backend. */
 static int map_once(void *addr, size_t len)
 {
 	int ret;
@@ -217,14 +214,14 @@ static int map_once(void *addr, size_t len)
 	return map_fallback(addr, len);
 }
 
-int secret__map(void *addr, size_t len, int *lost)
+int secret__map(void *addr, size_t len, secret_reclaim_fn *reclaim, int *lost)
 {
 	int ret;
 
 	*lost = 0;
 	ret = map_once(addr, len);
-	/* Over the lock limit: the empty chunks kept for reuse go first (MAP_FIXED maps over). */
-	if (ret == -ENOMEM && secret__pool_trim())
+	/* Over the lock limit: the memory kept for reuse goes first (MAP_FIXED maps over). */
+	if (ret == -ENOMEM && reclaim())
 		ret = map_once(addr, len);
 	if (!ret) {
 		S.pages_mapped += len / S.page;

@@ -178,7 +178,7 @@ static int block_find(struct chunk **out)
 }
 
 /* Maps a new chunk into the cache. */
-int secret__chunk_map(struct chunk **out)
+int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim)
 {
 	struct chunk *c;
 	int ret, lost;
@@ -186,7 +186,7 @@ int secret__chunk_map(struct chunk **out)
 	ret = block_find(&c);
 	if (ret)
 		return ret;
-	ret = secret__map(c->data, S.chunk_len, &lost);
+	ret = secret__map(c->data, S.chunk_len, reclaim, &lost);
 	if (ret) {
 		if (lost)
 			c->state = CHUNK_LOST;
@@ -210,7 +210,7 @@ static unsigned int map_words(unsigned int nslots)
 }
 
 /* Takes a chunk from the cache (mapping one if needed) for size class @k. */
-static int chunk_assign(unsigned int k, struct chunk **out)
+static int chunk_assign(unsigned int k, secret_reclaim_fn *reclaim, struct chunk **out)
 {
 	unsigned int nslots = class_nslots[k];
 	unsigned int words = map_words(nslots), sums = map_words(words), w;
@@ -224,7 +224,7 @@ static int chunk_assign(unsigned int k, struct chunk **out)
 	if (!meta)
 		return -ENOMEM;
 	if (!c) {
-		ret = secret__chunk_map(&c);
+		ret = secret__chunk_map(&c, reclaim);
 		if (ret) {
 			free(meta);
 			return ret;
@@ -328,13 +328,13 @@ static unsigned int first_free_word(const struct chunk *c)
 }
 
 /* A chunk of class @k with a free slot, a new one if need be. */
-static int chunk_avail(unsigned int k, struct chunk **out)
+static int chunk_avail(unsigned int k, secret_reclaim_fn *reclaim, struct chunk **out)
 {
 	struct chunk *c = S.cls[k].avail;
 	int ret;
 
 	if (!c) {
-		ret = chunk_assign(k, &c);
+		ret = chunk_assign(k, reclaim, &c);
 		if (ret)
 			return ret;
 	}
@@ -343,14 +343,14 @@ static int chunk_avail(unsigned int k, struct chunk **out)
 	return 0;
 }
 
-int secret__pool_alloc(void **p, size_t size)
+int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim)
 {
 	struct chunk *c;
 	unsigned int w, idx;
 	char *slot;
 	int ret;
 
-	ret = chunk_avail(secret__class_of(size), &c);
+	ret = chunk_avail(secret__class_of(size), reclaim, &c);
 	if (ret)
 		return ret;
 	w = first_free_word(c);
@@ -375,7 +375,8 @@ int secret__pool_alloc(void **p, size_t size)
  * while it has a free slot, else the first no other cache owns, else a new
  * one; when none can be mapped, any with a free slot (shared, not owned).
  */
-static int chunk_owned(unsigned int k, struct chunk **mine, struct chunk **out)
+static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *reclaim,
+		       struct chunk **out)
 {
 	struct chunk *c = *mine;
 	int ret;
@@ -391,7 +392,7 @@ static int chunk_owned(unsigned int k, struct chunk **mine, struct chunk **out)
 	for (c = S.cls[k].avail; c && c->owner; c = c->next)
 		;
 	if (!c) {
-		ret = chunk_assign(k, &c);
+		ret = chunk_assign(k, reclaim, &c);
 		if (ret && !S.cls[k].avail)
 			return ret;
 		if (ret) {
@@ -419,14 +420,14 @@ void secret__pool_disown(struct chunk **mine)
 }
 
 int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *out,
-		      unsigned int room, unsigned int *n)
+		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim)
 {
 	struct chunk *c;
 	unsigned int w, idx, got = 0;
 	uint64_t bits;
 	int ret;
 
-	ret = chunk_owned(k, mine, &c);
+	ret = chunk_owned(k, mine, reclaim, &c);
 	if (ret)
 		return ret;
 	w = first_free_word(c);

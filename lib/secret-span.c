@@ -114,7 +114,7 @@ static struct span *span_cache_take(size_t pages)
 	return NULL;
 }
 
-static int span_new(size_t pages, struct span **out)
+static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
 {
 	struct span *sp = mmkit__calloc(1, sizeof(*sp));
 	void *base;
@@ -130,7 +130,7 @@ static int span_new(size_t pages, struct span **out)
 	}
 	sp->base = base;
 	sp->pages = pages;
-	ret = secret__map(sp->base + S.page, pages * S.page, &lost);
+	ret = secret__map(sp->base + S.page, pages * S.page, reclaim, &lost);
 	if (ret) {
 		sys_munmap(sp->base, (pages + 2) * S.page);
 		free(sp);
@@ -140,7 +140,7 @@ static int span_new(size_t pages, struct span **out)
 	return 0;
 }
 
-int secret__span_alloc(void **p, size_t size, int end_at_guard)
+int secret__span_alloc(void **p, size_t size, int end_at_guard, secret_reclaim_fn *reclaim)
 {
 	/* The secret and the canary after it, up to the upper guard page. */
 	size_t len = end_at_guard ? size : (size + SLOT_ALIGN - 1) & ~(size_t)(SLOT_ALIGN - 1);
@@ -152,7 +152,7 @@ int secret__span_alloc(void **p, size_t size, int end_at_guard)
 
 	sp = span_cache_take(pages);
 	if (!sp) {
-		ret = span_new(pages, &sp);
+		ret = span_new(pages, reclaim, &sp);
 		if (ret)
 			return ret;
 	}

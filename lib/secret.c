@@ -97,6 +97,16 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&S.lock);
 }
 
+/*
+ * What a mapping over the lock limit may take back: the empty chunks kept
+ * for reuse.  Handed down to secret-mem.c, which does the mapping, so that
+ * calls go one way.
+ */
+static unsigned int reclaim_idle(void)
+{
+	return secret__pool_trim();
+}
+
 static int backend_allowed(unsigned int flags)
 {
 	static const char notice[] = "mmkit: secret memory: ";
@@ -137,7 +147,7 @@ static int secret_alloc(void **p, size_t size, unsigned int flags)
 		return -ENOMEM;
 	pooled = size <= MMKIT_SECRET_POOL_MAX && !(flags & own_pages);
 	if (pooled) {
-		ret = secret__cache_alloc(p, size, flags);
+		ret = secret__cache_alloc(p, size, flags, reclaim_idle);
 		if (ret <= 0)
 			return ret;
 	}
@@ -148,9 +158,9 @@ static int secret_alloc(void **p, size_t size, unsigned int flags)
 		if (ret)
 			break;
 		if (pooled)
-			ret = secret__pool_alloc(p, size);
+			ret = secret__pool_alloc(p, size, reclaim_idle);
 		else
-			ret = secret__span_alloc(p, size, flags & MMKIT_SECRET_END_AT_GUARD);
+			ret = secret__span_alloc(p, size, flags & MMKIT_SECRET_END_AT_GUARD, reclaim_idle);
 	} while (ret == -ENOSYS && S.backend != before);
 	if (!ret) {
 		S.allocs_live++;
@@ -297,7 +307,7 @@ static int secret_reserve(size_t bytes)
 	ret = backend_allowed(MMKIT_SECRET_QUIET);
 	while (!ret && S.ncached < want) {
 		before = S.backend;
-		ret = secret__chunk_map(&c);
+		ret = secret__chunk_map(&c, reclaim_idle);
 		if (ret == -ENOSYS && S.backend != before) {
 			ret = backend_allowed(MMKIT_SECRET_QUIET);
 			continue;

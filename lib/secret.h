@@ -178,15 +178,24 @@ struct secret_state {
 /* The allocator's state, defined in secret-mem.c. */
 extern struct secret_state S;
 
+/*
+ * Gives back idle secret memory that the layers above keep mapped for
+ * reuse: how many mappings it released.  secret-mem.c calls it when a
+ * mapping would exceed the lock limit; it is passed down to it, so that the
+ * memory layer calls nothing above itself.
+ */
+typedef unsigned int secret_reclaim_fn(void);
+
 /* secret-mem.c */
 const char *secret__errname(int err);
 /* Decides between memfd_secret and the fallback: 0, or -errno and nothing decided. */
 int secret__choose_backend(void);
 /*
- * Maps secret pages over the guard reservation [addr, addr + len).  On
+ * Maps secret pages over the guard reservation [addr, addr + len), calling
+ * @reclaim and trying again once when they would exceed the lock limit.  On
  * failure the guard is put back; *lost tells when even that failed.
  */
-int secret__map(void *addr, size_t len, int *lost);
+int secret__map(void *addr, size_t len, secret_reclaim_fn *reclaim, int *lost);
 /* Unmaps secret pages mapped by secret__map(), putting the guard back. */
 int secret__release(void *addr, size_t len);
 /* Turns [addr, addr + len) back into a guard reservation, atomically. */
@@ -212,7 +221,7 @@ static inline unsigned int secret__class_of(size_t size)
 {
 	return S.class_of[(size + CANARY_MIN + SLOT_ALIGN - 1) / SLOT_ALIGN];
 }
-int secret__pool_alloc(void **p, size_t size);
+int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim);
 /* The chunk @p lies in, or NULL if it is not in the pool; needs no lock. */
 struct chunk *secret__chunk_of(const void *p);
 /*
@@ -226,7 +235,7 @@ void secret__pool_free(struct chunk *c, char *p);
  * from the chunk the cache owns through *@mine (claiming one if need be).
  */
 int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *out,
-		      unsigned int room, unsigned int *n);
+		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim);
 /* A cache's chunks, owned through @mine[NCLASSES], go back to being anyone's. */
 void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */
@@ -237,7 +246,7 @@ void secret__pool_give(const struct cached_slot *in, unsigned int n);
  */
 size_t secret__pool_size(const struct chunk *c, const char *p);
 /* Maps a new chunk into the cache. */
-int secret__chunk_map(struct chunk **out);
+int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim);
 /* Empty chunks, in the cache or kept by a size class. */
 unsigned long long secret__pool_empty_chunks(void);
 /* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
@@ -249,7 +258,7 @@ unsigned int secret__pool_trim(void);
 /* Sets up the thread-exit flush, once. */
 int secret__cache_init(void);
 /* 1: take the locked path (no cache, a notice due, a flag the cache cannot honour). */
-int secret__cache_alloc(void **p, size_t size, unsigned int flags);
+int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclaim_fn *reclaim);
 /* 1: not a live slot of an active chunk, or no cache: take the locked path. */
 int secret__cache_free(void *p);
 /* What every thread's cache adds to the live counts (S.lock held). */
@@ -259,7 +268,7 @@ void secret__cache_forget(void);
 
 /* secret-span.c */
 /* @end_at_guard: the secret ends at the upper guard page, unaligned. */
-int secret__span_alloc(void **p, size_t size, int end_at_guard);
+int secret__span_alloc(void **p, size_t size, int end_at_guard, secret_reclaim_fn *reclaim);
 struct span *secret__span_find(const void *p);
 void secret__span_free(struct span *sp);
 /* 1 if @p was a span's secret now freed and cached. */
