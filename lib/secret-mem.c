@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "secret.h"
 
@@ -99,9 +100,11 @@ int secret__choose_backend(void)
 {
 	const char *force = secure_getenv("MMKIT_SECRET_BACKEND");
 	const char *require = secure_getenv("MMKIT_SECRET_REQUIRE");
+	struct mmkit_memlock m;
 	char why[160];
 	int fd;
 
+	S.memlock_exempt = !mmkit_memlock_check(NULL, 0, &m) && m.exempt;
 	if (require && !strcmp(require, "1"))
 		S.required_by = "MMKIT_SECRET_REQUIRE=1";
 	if (force && !strcmp(force, "memfd_secret"))
@@ -125,6 +128,15 @@ int secret__choose_backend(void)
 		 force && strcmp(force, "memfd_secret") ?
 		 " (MMKIT_SECRET_BACKEND value not understood: ignored)" : "");
 	return 0;
+}
+
+int secret__lock_roomy(size_t len)
+{
+	struct rlimit rl;
+
+	if (S.memlock_exempt || sys_getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 1;
+	return S.bytes_locked <= rl.rlim_cur && rl.rlim_cur - S.bytes_locked >= 2 * (rlim_t)len;
 }
 
 /* Turns [addr, addr + len) back into a guard reservation, atomically. */
@@ -214,21 +226,38 @@ static int map_once(void *addr, size_t len)
 	return map_fallback(addr, len);
 }
 
-int secret__map(void *addr, size_t len, secret_reclaim_fn *reclaim, int *lost)
+int secret__map(void *addr, size_t *len, size_t least, secret_reclaim_fn *reclaim, int *lost)
 {
+	size_t want = *len;
 	int ret;
 
 	*lost = 0;
-	ret = map_once(addr, len);
+	ret = map_once(addr, want);
 	/* Over the lock limit: the memory kept for reuse goes first (MAP_FIXED maps over). */
 	if (ret == -ENOMEM && reclaim())
-		ret = map_once(addr, len);
+		ret = map_once(addr, want);
+	/*
+	 * Still over it: the least the caller can use may fit.  The failed
+	 * try may have left pages mapped (the fallback maps, then locks):
+	 * the guard goes back over them first.
+	 */
+	if (ret == -ENOMEM && least < want) {
+		ret = secret__unmap(addr, want);
+		if (ret) {
+			*lost = 1;
+			note_failure(want, ret);
+			return ret;
+		}
+		want = least;
+		ret = map_once(addr, want);
+	}
 	if (!ret) {
-		S.pages_mapped += len / S.page;
-		S.bytes_locked += len;
+		S.pages_mapped += want / S.page;
+		S.bytes_locked += want;
+		*len = want;
 		return 0;
 	}
-	*lost = !!secret__unmap(addr, len);
+	*lost = !!secret__unmap(addr, want);
 	/*
 	 * Refused although memfd_secret worked at start (a seccomp filter or
 	 * security policy installed since): fall back once, for good; the
@@ -241,7 +270,7 @@ int secret__map(void *addr, size_t len, secret_reclaim_fn *reclaim, int *lost)
 		fall_back(why);
 		ret = -ENOSYS;
 	}
-	note_failure(len, ret);
+	note_failure(want, ret);
 	return ret;
 }
 

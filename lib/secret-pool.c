@@ -31,8 +31,11 @@ static const uint16_t class_size[NCLASSES] = {
 	1024, 1280, 1536, 2048,
 };
 
-/* Slots per chunk of each class: chunk_check() compares, never divides. */
-static unsigned int class_nslots[NCLASSES];
+/*
+ * Slots per chunk of each class, in one page [0] and in a whole chunk [1]:
+ * the checks compare, never divide.
+ */
+static unsigned int class_nslots[2][NCLASSES];
 
 void secret__pool_init(void)
 {
@@ -51,7 +54,8 @@ void secret__pool_init(void)
 	/* A thread holds about 16 KiB of big slots at most, so idle caches pin few chunks. */
 	for (k = 0; k < NCLASSES; k++) {
 		S.cls[k].cache_max = class_size[k] <= 512 ? CACHE_MAX : 16384u / class_size[k];
-		class_nslots[k] = (unsigned int)(S.chunk_len / class_size[k]);
+		class_nslots[0][k] = (unsigned int)(S.page / class_size[k]);
+		class_nslots[1][k] = (unsigned int)(S.chunk_len / class_size[k]);
 	}
 }
 
@@ -73,6 +77,19 @@ static void list_del(struct chunk **head, struct chunk *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	c->next = c->prev = NULL;
+}
+
+static void cache_add(struct chunk *c)
+{
+	c->state = CHUNK_CACHED;
+	list_add(&S.cache, c);
+	S.cached_bytes += c->len;
+}
+
+static void cache_del(struct chunk *c)
+{
+	list_del(&S.cache, c);
+	S.cached_bytes -= c->len;
 }
 
 static size_t arena_hash(uintptr_t key)
@@ -177,24 +194,30 @@ static int block_find(struct chunk **out)
 	}
 }
 
-/* Maps a new chunk into the cache. */
+/*
+ * Near the lock limit (no room for two whole chunks) a chunk is one page,
+ * so that the size classes and the spans share what is left: a whole
+ * chunk that fits but leaves too little would starve the next size class
+ * (under a 64 KiB limit, OpenSSL's random generator needs three).  The
+ * rest of its block stays a guard reservation, not locked.
+ */
 int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim)
 {
+	size_t len = secret__lock_roomy(S.chunk_len) ? S.chunk_len : S.page;
 	struct chunk *c;
 	int ret, lost;
 
 	ret = block_find(&c);
 	if (ret)
 		return ret;
-	ret = secret__map(c->data, S.chunk_len, reclaim, &lost);
+	ret = secret__map(c->data, &len, S.page, reclaim, &lost);
 	if (ret) {
 		if (lost)
 			c->state = CHUNK_LOST;
 		return ret;
 	}
-	c->state = CHUNK_CACHED;
-	list_add(&S.cache, c);
-	S.ncached++;
+	c->len = len;
+	cache_add(c);
 	*out = c;
 	return 0;
 }
@@ -212,26 +235,30 @@ static unsigned int map_words(unsigned int nslots)
 /* Takes a chunk from the cache (mapping one if needed) for size class @k. */
 static int chunk_assign(unsigned int k, secret_reclaim_fn *reclaim, struct chunk **out)
 {
-	unsigned int nslots = class_nslots[k];
-	unsigned int words = map_words(nslots), sums = map_words(words), w;
-	/* The sizes get whole cache lines: threads writing theirs do not share one. */
-	size_t sizes_len = ((size_t)nslots * sizeof(uint16_t) + 63) & ~(size_t)63;
+	unsigned int nslots, words, sums, w;
 	struct chunk *c = S.cache;
+	size_t sizes_len;
 	char *meta, *at;
 	int ret;
 
+	if (!c) {
+		ret = secret__chunk_map(&c, reclaim);
+		if (ret)
+			return ret;
+	}
+	nslots = class_nslots[c->len == S.chunk_len][k];
+	words = map_words(nslots);
+	sums = map_words(words);
+	/*
+	 * Room for a whole chunk's sizes, whatever its length (chunk_check_shape()
+	 * says why), in whole cache lines: threads writing theirs do not share one.
+	 */
+	sizes_len = ((size_t)class_nslots[1][k] * sizeof(uint16_t) + 63) & ~(size_t)63;
+	/* Without it the chunk stays in the cache, for the next try. */
 	meta = mmkit__calloc(1, 64 + sizes_len + (words + sums) * sizeof(uint64_t));
 	if (!meta)
 		return -ENOMEM;
-	if (!c) {
-		ret = secret__chunk_map(&c, reclaim);
-		if (ret) {
-			free(meta);
-			return ret;
-		}
-	}
-	list_del(&S.cache, c);
-	S.ncached--;
+	cache_del(c);
 	c->meta = meta;
 	at = (char *)(((uintptr_t)meta + 63) & ~(uintptr_t)63);
 	c->sizes = (uint16_t *)at;
@@ -269,32 +296,37 @@ static void chunk_unassign(struct chunk *c)
 	S.cls[c->cls].empty--;
 	c->owner = NULL;
 	chunk_meta_free(c);
-	if (S.ncached < S.keep || (size_t)S.ncached * S.chunk_len < CACHE_KEEP_BYTES) {
-		c->state = CHUNK_CACHED;
-		list_add(&S.cache, c);
-		S.ncached++;
+	if (S.cached_bytes < S.keep || S.cached_bytes < CACHE_KEEP_BYTES) {
+		cache_add(c);
 		return;
 	}
-	c->state = secret__release(c->data, S.chunk_len) ? CHUNK_LOST : CHUNK_UNUSED;
+	c->state = secret__release(c->data, c->len) ? CHUNK_LOST : CHUNK_UNUSED;
 }
 
 /*
  * The slot sizes and the bitmaps live in ordinary memory (only secrets
  * take locked pages), where a stray write of the application can reach
  * them, and so do the counts that index them: every number read back is
- * checked before it is used as an index or a length.
+ * checked before it is used as an index or a length.  Without the lock (a
+ * thread's cache freeing) only what bounds a slot index, as cheaply as
+ * before chunks had two lengths: below a whole chunk's count, sizes[] has
+ * room for it (it always has for a whole chunk) and the slot lies in the
+ * chunk's block (past a one-page chunk, in its guard reservation, which
+ * faults at the canary check).
  */
 static void chunk_check_shape(const struct chunk *c)
 {
-	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] || c->nslots != class_nslots[c->cls])
+	if (c->cls >= NCLASSES || c->slot != class_size[c->cls] ||
+	    c->nslots > class_nslots[1][c->cls])
 		secret__corrupt(c->data, "slot counts out of range");
 }
 
-/* The shape, and the count that changes under S.lock: only with the lock held. */
+/* With the lock held: the count exactly that of the chunk's length, and the free count. */
 static void chunk_check(const struct chunk *c)
 {
 	chunk_check_shape(c);
-	if (c->nfree > c->nslots)
+	if ((c->len != S.chunk_len && c->len != S.page) ||
+	    c->nslots != class_nslots[c->len == S.chunk_len][c->cls] || c->nfree > c->nslots)
 		secret__corrupt(c->data, "slot counts out of range");
 }
 
@@ -460,6 +492,7 @@ unsigned int secret__slot_check(const struct chunk *c, const char *p, size_t *si
 
 	/* Without the lock (a thread's cache): only what is fixed while the chunk is active. */
 	chunk_check_shape(c);
+	/* Bounds the offset for the division below; the slot count bounds the chunk. */
 	if (p < c->data || off >= S.chunk_len)
 		secret__die(p, "invalid pointer: not the start of a secret");
 	idx = (unsigned int)((off * c->slot_inv) >> 32);
@@ -545,20 +578,23 @@ void secret__pool_free(struct chunk *c, char *p)
 	slot_put(c, idx);
 }
 
-unsigned long long secret__pool_empty_chunks(void)
+unsigned long long secret__pool_empty_pages(void)
 {
-	unsigned long long empty = S.ncached;
+	size_t bytes = S.cached_bytes;
+	const struct chunk *c;
 	unsigned int k;
 
 	for (k = 0; k < NCLASSES; k++)
-		empty += S.cls[k].empty;
-	return empty;
+		for (c = S.cls[k].avail; c; c = c->next)
+			if (c->nfree == c->nslots)
+				bytes += c->len;
+	return bytes / S.page;
 }
 
 unsigned int secret__pool_trim(void)
 {
+	struct chunk *c, *next;
 	unsigned int n = 0, k;
-	struct chunk *c;
 
 	for (k = 0; k < NCLASSES; k++) {
 		if (!S.cls[k].empty)
@@ -569,16 +605,16 @@ unsigned int secret__pool_trim(void)
 			list_del(&S.cls[k].avail, c);
 			S.cls[k].empty--;
 			chunk_meta_free(c);
-			c->state = CHUNK_CACHED;
-			list_add(&S.cache, c);
-			S.ncached++;
+			cache_add(c);
 		}
 	}
-	while (S.ncached > S.keep) {
-		c = S.cache;
-		list_del(&S.cache, c);
-		S.ncached--;
-		c->state = secret__release(c->data, S.chunk_len) ? CHUNK_LOST : CHUNK_UNUSED;
+	/* What mmkit_secret_reserve() asked for stays. */
+	for (c = S.cache; c; c = next) {
+		next = c->next;
+		if (S.cached_bytes - c->len < S.keep)
+			continue;
+		cache_del(c);
+		c->state = secret__release(c->data, c->len) ? CHUNK_LOST : CHUNK_UNUSED;
 		n++;
 	}
 	return n;
@@ -605,7 +641,7 @@ void secret__pool_forget(void)
 			if (c->state != CHUNK_ACTIVE && c->state != CHUNK_CACHED)
 				continue;
 			c->owed = c->state == CHUNK_ACTIVE ? live_slots(c) : 0;
-			if (secret__unmap(c->data, S.chunk_len))
+			if (secret__unmap(c->data, c->len))
 				c->state = CHUNK_LOST;
 			else if (c->owed)
 				c->state = CHUNK_DEAD;
@@ -622,5 +658,5 @@ void secret__pool_forget(void)
 		S.cls[i].empty = 0;
 	}
 	S.cache = NULL;
-	S.ncached = 0;
+	S.cached_bytes = 0;
 }

@@ -117,6 +117,7 @@ static struct span *span_cache_take(size_t pages)
 static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
 {
 	struct span *sp = mmkit__calloc(1, sizeof(*sp));
+	size_t len = pages * S.page;
 	void *base;
 	int ret, lost;
 
@@ -130,7 +131,7 @@ static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
 	}
 	sp->base = base;
 	sp->pages = pages;
-	ret = secret__map(sp->base + S.page, pages * S.page, reclaim, &lost);
+	ret = secret__map(sp->base + S.page, &len, len, reclaim, &lost);
 	if (ret) {
 		sys_munmap(sp->base, (pages + 2) * S.page);
 		free(sp);
@@ -204,6 +205,21 @@ void secret__span_free(struct span *sp)
 		return;
 	}
 	span_destroy(sp);
+}
+
+unsigned int secret__span_trim(void)
+{
+	unsigned int n = 0;
+	struct span *sp;
+
+	while ((sp = S.span_cache)) {
+		S.span_cache = sp->next;
+		S.nspan_cache--;
+		S.span_cache_pages -= sp->pages;
+		span_destroy(sp);
+		n++;
+	}
+	return n;
 }
 
 int secret__span_cached(const void *p)

@@ -98,13 +98,13 @@ static void atfork_child(void)
 }
 
 /*
- * What a mapping over the lock limit may take back: the empty chunks kept
- * for reuse.  Handed down to secret-mem.c, which does the mapping, so that
- * calls go one way.
+ * What a mapping over the lock limit may take back: the empty chunks and
+ * the freed spans kept for reuse.  Handed down to secret-mem.c, which does
+ * the mapping, so that calls go one way.
  */
 static unsigned int reclaim_idle(void)
 {
-	return secret__pool_trim();
+	return secret__pool_trim() + secret__span_trim();
 }
 
 static int backend_allowed(unsigned int flags)
@@ -288,24 +288,23 @@ MMKIT_EXPORT int mmkit_secret_size(const void *p, size_t *size)
 static int secret_reserve(size_t bytes)
 {
 	enum secret_backend before;
-	size_t want, off;
-	unsigned int kept;
+	size_t want, off, kept;
 	struct chunk *c;
 	int ret;
 
 	ret = ensure_init();
 	if (ret)
 		return ret;
-	want = bytes / S.chunk_len + !!(bytes % S.chunk_len);
-	if (want > UINT32_MAX)
+	if (bytes > SIZE_MAX - S.page)
 		return -ENOMEM;
+	want = (bytes + S.page - 1) & ~(S.page - 1);
 	pthread_mutex_lock(&S.lock);
 	/* Raised first: a mapping over the lock limit must not trim what was just reserved. */
 	kept = S.keep;
 	if (want > S.keep)
-		S.keep = (unsigned int)want;
+		S.keep = want;
 	ret = backend_allowed(MMKIT_SECRET_QUIET);
-	while (!ret && S.ncached < want) {
+	while (!ret && S.cached_bytes < want) {
 		before = S.backend;
 		ret = secret__chunk_map(&c, reclaim_idle);
 		if (ret == -ENOSYS && S.backend != before) {
@@ -313,7 +312,7 @@ static int secret_reserve(size_t bytes)
 			continue;
 		}
 		/* Fault every page in now, so no allocation pays for it. */
-		for (off = 0; !ret && off < S.chunk_len; off += S.page)
+		for (off = 0; !ret && off < c->len; off += S.page)
 			*(volatile char *)(c->data + off) = 0;
 	}
 	if (ret)
@@ -354,7 +353,7 @@ static int secret_stats(struct mmkit_secret_stats *st)
 	st->allocs_live = S.allocs_live + thread_allocs;
 	st->bytes_live = S.bytes_live + thread_bytes;
 	st->pages_mapped = S.pages_mapped;
-	st->pages_cached = secret__pool_empty_chunks() * (S.chunk_len / S.page) + S.span_cache_pages;
+	st->pages_cached = secret__pool_empty_pages() + S.span_cache_pages;
 	st->bytes_locked = S.bytes_locked;
 	st->enomem = S.enomem;
 	st->fallback = S.backend == BACKEND_MLOCK;

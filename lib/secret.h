@@ -62,6 +62,8 @@ enum chunk_state {
  */
 struct chunk {
 	char *data;
+	/* Bytes mapped at data: S.chunk_len, or one page near the lock limit. */
+	size_t len;
 	struct chunk *next, *prev;	/* class list of chunks with free slots, or the cache */
 	void *meta;			/* the allocation sizes, free_map and free_sum live in */
 	uint16_t *sizes;		/* bytes asked for, per slot; 0 or SLOT_FREED: not live */
@@ -153,8 +155,8 @@ struct secret_state {
 	struct arena *arena_table[ARENA_TABLE];
 	struct class cls[NCLASSES];
 	struct chunk *cache;
-	unsigned int ncached;
-	unsigned int keep;		/* chunks mmkit_secret_reserve() asked to keep */
+	size_t cached_bytes;		/* of the chunks in the cache */
+	size_t keep;			/* bytes mmkit_secret_reserve() asked to keep cached */
 
 	struct span **table;		/* live spans by user pointer, linear probing */
 	size_t table_cap;
@@ -173,6 +175,7 @@ struct secret_state {
 	unsigned long long bytes_locked;
 	unsigned long long enomem;
 	int charged_at_fault;		/* the kernel charges secretmem at fault, not at mmap */
+	int memlock_exempt;		/* CAP_IPC_LOCK at start-up: RLIMIT_MEMLOCK does not apply */
 };
 
 /* The allocator's state, defined in secret-mem.c. */
@@ -191,11 +194,19 @@ const char *secret__errname(int err);
 /* Decides between memfd_secret and the fallback: 0, or -errno and nothing decided. */
 int secret__choose_backend(void);
 /*
- * Maps secret pages over the guard reservation [addr, addr + len), calling
- * @reclaim and trying again once when they would exceed the lock limit.  On
- * failure the guard is put back; *lost tells when even that failed.
+ * Maps secret pages over the guard reservation [addr, addr + *len).  When
+ * they would exceed the lock limit, calls @reclaim and tries again once,
+ * then tries @least bytes (a page multiple, at most *len); *len: the bytes
+ * mapped.  On failure the guard is put back; *lost tells when even that
+ * failed.
  */
-int secret__map(void *addr, size_t len, secret_reclaim_fn *reclaim, int *lost);
+int secret__map(void *addr, size_t *len, size_t least, secret_reclaim_fn *reclaim, int *lost);
+/*
+ * 1 if 2 * @len more bytes fit RLIMIT_MEMLOCK, counting what mmkit has
+ * locked (what else the process locks only /proc tells, too slowly to ask
+ * for every chunk), or if no limit applies.
+ */
+int secret__lock_roomy(size_t len);
 /* Unmaps secret pages mapped by secret__map(), putting the guard back. */
 int secret__release(void *addr, size_t len);
 /* Turns [addr, addr + len) back into a guard reservation, atomically. */
@@ -245,10 +256,13 @@ void secret__pool_give(const struct cached_slot *in, unsigned int n);
  * needs no lock in an active chunk (as secret__slot_check()).
  */
 size_t secret__pool_size(const struct chunk *c, const char *p);
-/* Maps a new chunk into the cache. */
+/*
+ * Maps a new chunk into the cache: S.chunk_len bytes, or one page near
+ * the lock limit.
+ */
 int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim);
-/* Empty chunks, in the cache or kept by a size class. */
-unsigned long long secret__pool_empty_chunks(void);
+/* Pages of empty chunks, in the cache or kept by a size class. */
+unsigned long long secret__pool_empty_pages(void);
 /* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
 void secret__pool_forget(void);
 /* Unmaps empty chunks beyond the reserve; how many. */
@@ -275,5 +289,7 @@ void secret__span_free(struct span *sp);
 int secret__span_cached(const void *p);
 /* In a fork child: live spans PROT_NONE, cached ones unmapped. */
 void secret__spans_forget(void);
+/* Unmaps the freed spans kept for reuse; how many. */
+unsigned int secret__span_trim(void);
 
 #endif /* MMKIT_SECRET_H */
