@@ -63,7 +63,7 @@ _mmkit()
 				return
 			fi
 			words="--secret-heap=sodium --secret-heap=openssl --secret-heap=sodium,openssl
-				--perturb= --stats --help -h" ;;
+				--secret-heap=openssl-or-malloc --perturb= --stats --help -h" ;;
 		esac
 	fi
 	COMPREPLY=($(compgen -W "$words" -- "$cur"))

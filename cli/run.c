@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * mmkit run [--secret-heap=sodium|openssl[,...]] [--perturb=BYTE] [--stats]
- *           [--] PROGRAM [ARGS...]
+ * mmkit run [--secret-heap=sodium|openssl|openssl-or-malloc[,...]] [--perturb=BYTE]
+ *           [--stats] [--] PROGRAM [ARGS...]
  * puts the shims into LD_PRELOAD, sets what they read (MALLOC_PERTURB_,
- * MMKIT_STATS) and executes PROGRAM in this process, so that the exit
+ * MMKIT_OPENSSL_FALLBACK, MMKIT_STATS) and executes PROGRAM in this process, so that the exit
  * status, signals and the PID are the program's own.  The shims are found
  * beside this binary (a build tree) or in the installed PRELOADDIR.
  */
@@ -23,14 +23,17 @@
 /* The shims --secret-heap chooses from, in the order they are preloaded. */
 static const char *const heaps[] = { "sodium", "openssl" };
 #define NHEAPS	(sizeof(heaps) / sizeof(heaps[0]))
+/* The openssl shim, falling back to OpenSSL's plain heap (MMKIT_OPENSSL_FALLBACK=malloc). */
+#define OPENSSL_OR_MALLOC	"openssl-or-malloc"
 
 struct run_opts {
 	int heap[NHEAPS];	/* 1: preload libmmkit-HEAP.so */
+	int openssl_or_malloc;
 	int perturb;		/* MALLOC_PERTURB_ byte, 0: none */
 	int stats;
 };
 
-/* "sodium", "openssl" or both, comma-separated, each once. */
+/* "sodium", "openssl" (or "openssl-or-malloc") or both, comma-separated, each once. */
 static int parse_heaps(const char *list, struct run_opts *o)
 {
 	const char *s = list;
@@ -41,6 +44,10 @@ static int parse_heaps(const char *list, struct run_opts *o)
 		for (i = 0; i < NHEAPS; i++)
 			if (strlen(heaps[i]) == len && !strncmp(s, heaps[i], len))
 				break;
+		if (len == strlen(OPENSSL_OR_MALLOC) && !strncmp(s, OPENSSL_OR_MALLOC, len)) {
+			i = 1;
+			o->openssl_or_malloc = 1;
+		}
 		if (i == NHEAPS || o->heap[i])
 			return -EINVAL;
 		o->heap[i] = 1;
@@ -79,8 +86,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			return i;
 		if (!strncmp(arg, "--secret-heap=", 14)) {
 			if (parse_heaps(arg + 14, o)) {
-				cli_error("run: --secret-heap: '%s' is not sodium, openssl or both "
-					  "(sodium,openssl), each once", arg + 14);
+				cli_error("run: --secret-heap: '%s' is not sodium, openssl (or "
+					  "openssl-or-malloc) or both (sodium,openssl), each once",
+					  arg + 14);
 				return -1;
 			}
 		} else if (!strncmp(arg, "--perturb=", 10)) {
@@ -171,7 +179,7 @@ static int set_preload(const struct run_opts *o)
 
 int cmd_run(const struct cli_args *a)
 {
-	struct run_opts o = { { 0 }, 0, 0 };
+	struct run_opts o = { { 0 }, 0, 0, 0 };
 	char byte[4];
 	int prog, i, err, any = 0;
 
@@ -186,6 +194,7 @@ int cmd_run(const struct cli_args *a)
 	}
 	snprintf(byte, sizeof(byte), "%d", o.perturb);
 	if (set_preload(&o) || (o.perturb && set_var("MALLOC_PERTURB_", byte)) ||
+	    (o.openssl_or_malloc && set_var("MMKIT_OPENSSL_FALLBACK", "malloc")) ||
 	    (o.stats && set_var("MMKIT_STATS", "1")))
 		return CLI_EXIT_FAIL;
 	execvp(a->operand[prog], a->operand + prog);

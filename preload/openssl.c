@@ -23,6 +23,12 @@
  * A child made by fork() gets its parent's secrets, as it gets a copy of
  * OpenSSL's arena: see the fork section below.
  *
+ * When mmkit cannot serve a secure allocation (RLIMIT_MEMLOCK, mostly),
+ * the shim says so once on stderr, naming the limit to raise, and returns
+ * NULL; with MMKIT_OPENSSL_FALLBACK=malloc (mmkit run
+ * --secret-heap=openssl-or-malloc) it hands out libcrypto's plain heap
+ * instead, as OpenSSL does without a secure heap, and counts it.
+ *
  * MMKIT_STATS=1 prints one line on stderr at exit: see stats_report().
  */
 #include <dlfcn.h>
@@ -63,10 +69,19 @@ SHIM_EXPORT size_t CRYPTO_secure_used(void);
 static struct shim_stats stats;
 static unsigned long long used;		/* bytes of the live secrets */
 static unsigned long long foreign;	/* frees passed on to libcrypto */
+static unsigned long long plain;	/* secure allocations served by CRYPTO_zalloc() */
+static int plain_fallback;		/* MMKIT_OPENSSL_FALLBACK=malloc */
+static int failure_said;		/* the secure heap's failure was reported */
 
 __attribute__((constructor)) static void stats_setup(void)
 {
+	const char *v = secure_getenv("MMKIT_OPENSSL_FALLBACK");
+
 	shim_stats_setup(&stats);
+	plain_fallback = v && !strcmp(v, "malloc");
+	if (v && *v && !plain_fallback)
+		shim_say("mmkit-openssl: MMKIT_OPENSSL_FALLBACK=%.64s is not understood (only "
+			 "\"malloc\"): ignored\n", v);
 }
 
 /*
@@ -75,10 +90,11 @@ __attribute__((constructor)) static void stats_setup(void)
  */
 __attribute__((destructor)) static void stats_report(void)
 {
-	char extra[96];
+	char extra[160];
 
-	snprintf(extra, sizeof(extra), " live_bytes_at_exit=%llu non_secure_frees=%llu",
-		 shim_counted(&used), shim_counted(&foreign));
+	snprintf(extra, sizeof(extra),
+		 " live_bytes_at_exit=%llu malloc_fallbacks=%llu non_secure_frees=%llu",
+		 shim_counted(&used), shim_counted(&plain), shim_counted(&foreign));
 	shim_stats_report(&stats, "mmkit-openssl", extra);
 }
 
@@ -121,6 +137,7 @@ static void *libcrypto_function(void **cache, const char *name)
 	return fn;
 }
 
+typedef void *crypto_zalloc_fn(size_t num, const char *file, int line);
 typedef void crypto_free_fn(void *ptr, const char *file, int line);
 typedef void crypto_clear_free_fn(void *ptr, size_t num, const char *file, int line);
 
@@ -373,17 +390,64 @@ int CRYPTO_secure_malloc_done(void)
 	return shim_counted(&stats.live) == 0;
 }
 
+/*
+ * Says once why the secure heap failed (@err from mmkit) and what to do:
+ * a program sees only NULL, which OpenSSL reports as a malloc failure far
+ * from its cause.
+ */
+static void failure_say(int err)
+{
+	struct mmkit_secret_stats st;
+	const char *raise = "";
+
+	if (__atomic_exchange_n(&failure_said, 1, __ATOMIC_RELAXED) || mmkit_secret_stats(&st))
+		return;
+	if (err == -ENOMEM && !st.memlock_exempt && st.memlock_limit != MMKIT_MEMLOCK_UNLIMITED)
+		raise = plain_fallback ? "; raise RLIMIT_MEMLOCK (ulimit -l) to keep them secret" :
+			"raise RLIMIT_MEMLOCK (ulimit -l), or ";
+	if (plain_fallback)
+		shim_say("mmkit-openssl: the secure heap could not get memory: %s. Secure allocations "
+			 "it cannot serve come from OpenSSL's plain heap (MMKIT_OPENSSL_FALLBACK=malloc), "
+			 "counted as malloc_fallbacks%s\n",
+			 st.last_error[0] ? st.last_error : strerror(-err), raise);
+	else
+		shim_say("mmkit-openssl: the secure heap could not get memory: %s. To go on, %slet "
+			 "OpenSSL's plain heap serve what it cannot: mmkit run "
+			 "--secret-heap=openssl-or-malloc (MMKIT_OPENSSL_FALLBACK=malloc)\n",
+			 st.last_error[0] ? st.last_error : strerror(-err), raise);
+}
+
+/* A secure allocation mmkit could not serve (@err): NULL, or libcrypto's plain heap. */
+static void *secret_failed(int err, size_t num, const char *file, int line)
+{
+	static void *cache;
+	crypto_zalloc_fn *crypto_zalloc;
+	void *p;
+
+	failure_say(err);
+	if (!plain_fallback)
+		return NULL;
+	crypto_zalloc = (crypto_zalloc_fn *)libcrypto_function(&cache, "CRYPTO_zalloc");
+	p = crypto_zalloc ? crypto_zalloc(num, file, line) : NULL;
+	if (p) {
+		/* shim_secret_alloc() counted it failed: it was served after all. */
+		shim_uncount(&stats.failed, 1);
+		shim_count(&plain, 1);
+	}
+	return p;
+}
+
 void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
 {
 	static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 	/* OpenSSL's arena hands out its smallest block for 0 bytes; mmkit has no empty secrets. */
 	size_t size = num ? num : 1;
 	void *p;
+	int ret;
 
-	(void)file;
-	(void)line;
-	if (shim_secret_alloc(&stats, &p, size, 0))
-		return NULL;
+	ret = shim_secret_alloc(&stats, &p, size, 0);
+	if (ret)
+		return secret_failed(ret, size, file, line);
 	shim_count(&used, size);
 	pthread_once(&fork_once, fork_handlers_register);
 	if (held_add((uintptr_t)p, size)) {
@@ -395,7 +459,7 @@ void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
 	return p;
 }
 
-/* mmkit's secrets come zeroed. */
+/* mmkit's secrets come zeroed, and so does the plain heap's fallback. */
 void *CRYPTO_secure_zalloc(size_t num, const char *file, int line)
 {
 	return CRYPTO_secure_malloc(num, file, line);

@@ -38,6 +38,12 @@ env -u MALLOC_PERTURB_ -u MMKIT_STATS -u LD_PRELOAD "$mmkit" run --secret-heap=s
 	fail "run --secret-heap=sodium: $(cat "$tmp/err")"
 [ "$(cat "$tmp/out")" = "$tmp/libmmkit-sodium.so|unset|unset" ] || fail "run --secret-heap=sodium: $(cat "$tmp/out")"
 [ "$(cat "$tmp/err")" = "loaded sodium" ] || fail "run --secret-heap=sodium loaded: $(cat "$tmp/err")"
+# openssl-or-malloc: the openssl shim, told to fall back to OpenSSL's plain heap.
+env -u MMKIT_OPENSSL_FALLBACK -u LD_PRELOAD "$mmkit" run --secret-heap=openssl-or-malloc \
+	sh -c 'echo "$LD_PRELOAD|${MMKIT_OPENSSL_FALLBACK-unset}"' >"$tmp/out" 2>"$tmp/err" ||
+	fail "run --secret-heap=openssl-or-malloc: $(cat "$tmp/err")"
+[ "$(cat "$tmp/out")" = "$tmp/libmmkit-openssl.so|malloc" ] ||
+	fail "run --secret-heap=openssl-or-malloc: $(cat "$tmp/out")"
 "$mmkit" run --perturb=200 -- sh -c 'echo "$MALLOC_PERTURB_"' >"$tmp/out" 2>/dev/null &&
 	[ "$(cat "$tmp/out")" = 200 ] || fail "run --perturb=200 set '$(cat "$tmp/out")'"
 
@@ -45,6 +51,7 @@ env -u MALLOC_PERTURB_ -u MMKIT_STATS -u LD_PRELOAD "$mmkit" run --secret-heap=s
 for args in "--perturb=0 true" "--perturb=256 true" "--perturb=-1 true" "--perturb= true" \
 	    "--perturb=12x true" "--secret-heap=gnutls true" "--secret-heap=sodium,sodium true" \
 	    "--secret-heap= true" "--secret-heap=sodium, true" "--bogus true" "--stats true" \
+	    "--secret-heap=openssl,openssl-or-malloc true" "--secret-heap=openssl-or true" \
 	    "--stats" "--perturb=1 --" ""; do
 	# Split into words on purpose: each set is a command line.
 	# shellcheck disable=SC2086
