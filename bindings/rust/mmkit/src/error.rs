@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+//! The one error type: the errno and libmmkit's own words for it.
+
+use std::ffi::CStr;
+use std::fmt;
+use std::io;
+
+use mmkit_sys as sys;
+
+/// A failed mmkit call: the errno it returned and the library's message
+/// (`mmkit_last_error()`), which names the C call and says why, e.g.
+/// `"mmkit_lock: locking 16384 KiB more would exceed RLIMIT_MEMLOCK: limit
+/// 8192 KiB, 0 KiB locked"`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error {
+    errno: i32,
+    message: String,
+}
+
+/// `Result` with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The error of a C call that just returned `rc` (a negative errno), with
+    /// the message the library left for this thread.  Must be called on the
+    /// thread that made the call, before its next mmkit call.
+    pub(crate) fn last(rc: sys::c_int) -> Error {
+        // SAFETY: mmkit_last_error() takes no argument and returns a
+        // NUL-terminated string in storage of this thread that lives as
+        // long as the thread; it is copied out at once.
+        let message = unsafe { CStr::from_ptr(sys::mmkit_last_error()) };
+        Error {
+            errno: -rc,
+            message: message.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// An error found on the Rust side before calling `op` (a string the C
+    /// call cannot take, a value out of its range).
+    pub(crate) fn invalid(op: &str, why: &str) -> Error {
+        Error {
+            errno: EINVAL,
+            message: format!("{}: {}", op, why),
+        }
+    }
+
+    /// The errno, positive (`libc::ENOMEM`, ...).
+    pub fn errno(&self) -> i32 {
+        self.errno
+    }
+
+    /// The library's message: `"mmkit_OP: reason"`.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The [`io::ErrorKind`] of the errno (`OutOfMemory`, `PermissionDenied`, ...).
+    pub fn kind(&self) -> io::ErrorKind {
+        io::Error::from_raw_os_error(self.errno).kind()
+    }
+}
+
+pub(crate) const EINVAL: i32 = 22;
+
+/// Turns a C return value into `Ok(value)` or the thread's last error.
+pub(crate) fn check(rc: sys::c_int) -> Result<sys::c_int> {
+    if rc < 0 {
+        Err(Error::last(rc))
+    } else {
+        Ok(rc)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (os error {})", self.message, self.errno)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("errno", &self.errno)
+            .field("kind", &self.kind())
+            .field("message", &self.message)
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<Error> for io::Error {
+    /// An `io::Error` of the errno's kind, carrying the mmkit error (its
+    /// message) as the inner error.
+    fn from(e: Error) -> io::Error {
+        io::Error::new(e.kind(), e)
+    }
+}
