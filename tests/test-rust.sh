@@ -4,7 +4,8 @@
 # The Rust crates (bindings/rust): rustfmt, clippy with -D warnings, the
 # tests (each type's contract; 100,000 live SecretBox<[u8; 32]> as uid
 # 65534 under an 8 MiB RLIMIT_MEMLOCK; drop wiping; pattern reads; names
-# seen by regions), rustdoc with -D warnings, and that a packaged mmkit-sys
+# seen by regions), rustdoc with -D warnings, that the C library built
+# into the crate shows only mmkit_ names, and that a packaged mmkit-sys
 # holds every C file lib/SOURCES lists.  Builds into $MMKIT_BUILD/rust.
 # Crates come from ~/.cargo's cache; only a machine that lacks them
 # fetches them (Cargo.lock pins them).  Skips where there is no cargo (it is
@@ -47,12 +48,29 @@ if "$cargo" fmt --version >/dev/null 2>&1; then
 else
 	echo "note: no rustfmt with this cargo: formatting not checked"
 fi
+run "cargo test" test --all-features
+
+# The C library inside, as the Makefile's libmmkit.a: only mmkit_ names global.
+if command -v nm >/dev/null 2>&1; then
+	checked=0
+	for archive in "$CARGO_TARGET_DIR"/debug/build/mmkit-sys-*/out/libmmkit.a; do
+		[ -f "${archive%/*}/mmkit.o" ] || continue
+		bad=$(nm -g --defined-only "$archive" | awk 'NF >= 2 && $0 !~ /:$/ {print $NF}' |
+			grep -v '^mmkit_') || true
+		[ -z "$bad" ] || fail "$archive defines non-mmkit global symbols:" $bad
+		checked=$((checked + 1))
+	done
+	[ "$checked" -gt 0 ] || fail "no libmmkit.a built by mmkit-sys under $CARGO_TARGET_DIR"
+else
+	echo "note: no nm: the symbols of mmkit-sys's archive not checked"
+fi
+# clippy's build of mmkit-sys is one of its own, which would compile the C
+# again; it links nothing, so it is told to use a system libmmkit.
 if "$cargo" clippy --version >/dev/null 2>&1; then
-	run "cargo clippy" clippy --all-targets --all-features -- -D warnings
+	MMKIT_SYS_SYSTEM=1 run "cargo clippy" clippy --all-targets --all-features -- -D warnings
 else
 	echo "note: no clippy with this cargo: lints not checked"
 fi
-run "cargo test" test --all-features
 RUSTDOCFLAGS="-D warnings" run "cargo doc" doc --no-deps --all-features
 
 # A .crate holds only its package directory: the C sources must go in
