@@ -6,16 +6,17 @@
 mod error;
 mod lock;
 mod names;
+mod pac;
 mod probe;
 mod refpage;
 mod secret;
 
 pub use error::{Error, Result};
 pub use lock::{
-    lock, lockall, memlock_check, memlock_check_all, pac_get_enabled_keys, pac_set_enabled_keys,
-    unlock, unlockall, LockFlags, Memlock, PacKeys,
+    lock, lockall, memlock_check, memlock_check_all, unlock, unlockall, LockFlags, Memlock,
 };
 pub use names::{name, name_raw, name_valid, regions, Region, RegionKind};
+pub use pac::{pac_get_enabled_keys, pac_set_enabled_keys, PacKeys};
 pub use probe::{probe, Feature, FeatureId, Probe, Status};
 pub use refpage::{Backend, RefMap, RefPage};
 pub use secret::{

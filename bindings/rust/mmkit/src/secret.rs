@@ -135,6 +135,10 @@ impl Drop for Secret {
 /// bytes.  `Debug` prints no contents.  No `Clone`: a copy would be a
 /// second secret to wipe.
 ///
+/// Where `memfd_secret` is unavailable libmmkit falls back to mlocked
+/// memory and says so once on stderr (`MMKIT_SECRET_REQUIRE=1` in the
+/// environment forbids the fallback: allocations then fail with `ENOSYS`).
+///
 /// **Threads**: libmmkit frees a secret from any thread, so the box is
 /// `Send` and `Sync` when `T` is.
 ///
