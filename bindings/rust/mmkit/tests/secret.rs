@@ -179,3 +179,39 @@ fn zeroize_traits() {
     slice.protect(Access::ReadOnly).unwrap();
     assert_eq!(slice.expose_secret(), &[0; 16]);
 }
+
+extern "C" {
+    fn fork() -> i32;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    fn _exit(code: i32) -> !;
+}
+
+/// After fork the child's copy of a box frees nothing when dropped (the
+/// parent's secrets are not the child's allocator's), and the parent's
+/// secret is untouched.
+#[test]
+fn drop_in_forked_child() {
+    let mut key = SecretBox::<[u8; 32]>::zeroed().unwrap();
+    key.expose_secret_mut()[0] = 0x77;
+    let slice = SecretSlice::zeroed_pages(64).unwrap();
+    // SAFETY: the child calls only what libmmkit's atfork handlers made
+    // safe there (its free) and _exit.
+    let pid = unsafe { fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        drop(key);
+        drop(slice);
+        // SAFETY: ends the child at once, running no destructor of the
+        // parent's state.
+        unsafe { _exit(0) };
+    }
+    let mut status = -1;
+    // SAFETY: pid is our child; status a valid out value.
+    assert_eq!(unsafe { waitpid(pid, &mut status, 0) }, pid);
+    assert_eq!(
+        status, 0,
+        "the child did not exit 0 (wait status {:#x})",
+        status
+    );
+    assert_eq!(key.expose_secret()[0], 0x77);
+}
