@@ -29,16 +29,19 @@
  * (\x1b, \\), in JSON as valid UTF-8 (see cli_text_string() and
  * cli_json_string() in cli.h).
  *
- * Exit codes: 0; 1 if the process cannot be read (gone, another user's);
+ * Exit codes: 0; 1 if the process cannot be read (gone, another user's) or
+ * has no user memory (a kernel thread, a zombie);
  * 2 for bad usage or a PID that is not a positive number.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mmkit.h"
 #include "cli.h"
+#include "procfs.h"
 
 enum { SIZE, RSS, PSS, PRIVATE_DIRTY, SWAP, LOCKED, NVALUES };
 
@@ -245,6 +248,27 @@ static void print_json(pid_t pid, const struct report *rep, const struct group *
 	printf("}}\n");
 }
 
+/*
+ * A process without a single mapping has no user memory to show: a kernel
+ * thread, or a zombie whose memory went when it exited.  Says which and
+ * returns -ESRCH; 0 for a process that is neither.
+ */
+static int no_user_memory(pid_t pid)
+{
+	enum mmkit__proc_kind kind;
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (mmkit__proc_kind(AT_FDCWD, path, &kind) || kind == MMKIT__PROC_USER)
+		return 0;
+	if (kind == MMKIT__PROC_KTHREAD)
+		cli_error("maps: PID %d is a kernel thread: no user memory", (int)pid);
+	else
+		cli_error("maps: PID %d is a zombie: it has exited and its memory is gone "
+			  "(its parent has not waited for it yet)", (int)pid);
+	return -ESRCH;
+}
+
 int cmd_maps(const struct cli_args *a)
 {
 	struct report rep = { 0 };
@@ -265,6 +289,8 @@ int cmd_maps(const struct cli_args *a)
 			  (int)pid, strerror(-ret));
 	else if (ret)
 		cli_error("maps: reading the memory of PID %d: %s", (int)pid, strerror(-ret));
+	else if (!rep.n)
+		ret = no_user_memory(pid);
 	if (ret) {
 		for (i = 0; i < rep.n; i++)
 			free(rep.g[i].name);

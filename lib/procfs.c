@@ -237,6 +237,61 @@ int mmkit__kb_read(int dirfd, const char *path, const char *key, unsigned long l
 	return ret == 1 ? 0 : ret ? ret : -ENOENT;
 }
 
+/* PF_KTHREAD of the kernel's include/linux/sched.h: the flag of a kernel thread. */
+#define PROC_FLAG_KTHREAD	0x00200000UL
+
+int mmkit__stat_parse(const char *line, const char *eol, enum mmkit__proc_kind *kind)
+{
+	const char *p = eol, *field;
+	unsigned long long flags;
+	char state;
+	int i;
+
+	/* "PID (COMM) STATE PPID ...": COMM may hold any byte, ')' too: the last ')' ends it. */
+	while (p > line && p[-1] != ')')
+		p--;
+	if (p == line || eol - p < 3 || p[0] != ' ')
+		return -EINVAL;
+	state = p[1];
+	/* Fields 4 to 8 (ppid pgrp session tty_nr tpgid), then 9, flags. */
+	for (field = p + 2, i = 0; i < 5; i++) {
+		if (field >= eol || *field != ' ')
+			return -EINVAL;
+		for (field++; field < eol && *field != ' '; field++)
+			;
+	}
+	if (field >= eol || *field != ' ')
+		return -EINVAL;
+	field = parse_dec(field + 1, eol, &flags);
+	if (!field || (field < eol && *field != ' '))
+		return -EINVAL;
+	if (state == 'Z' || state == 'X')
+		*kind = MMKIT__PROC_ZOMBIE;
+	else if (flags & PROC_FLAG_KTHREAD)
+		*kind = MMKIT__PROC_KTHREAD;
+	else
+		*kind = MMKIT__PROC_USER;
+	return 0;
+}
+
+int mmkit__proc_kind(int dirfd, const char *path, enum mmkit__proc_kind *kind)
+{
+	struct mmkit__lines l;
+	const char *line, *eol;
+	int ret;
+
+	ret = mmkit__lines_open(&l, dirfd, path);
+	if (ret)
+		return ret;
+	ret = mmkit__lines_next(&l, &line, &eol);
+	if (ret == 1)
+		ret = mmkit__stat_parse(line, eol, kind);
+	else if (!ret)
+		ret = -EINVAL;
+	mmkit__lines_close(&l);
+	return ret;
+}
+
 int mmkit__vmflags_has(const char *line, const char *eol, const char *flag)
 {
 	const char *p;

@@ -80,6 +80,17 @@ int mmkit__kb_read(int dirfd, const char *path, const char *key, unsigned long l
 /* 1 if [line, eol) is smaps' "VmFlags:" line and lists the two-letter @flag. */
 int mmkit__vmflags_has(const char *line, const char *eol, const char *flag);
 
+/* What /proc/PID/stat says a process is, for a reader of its memory. */
+enum mmkit__proc_kind {
+	MMKIT__PROC_USER,	/* a process with user memory */
+	MMKIT__PROC_KTHREAD,	/* a kernel thread: no user memory at all */
+	MMKIT__PROC_ZOMBIE,	/* exited, not yet waited for: its memory is gone */
+};
+/* The kind of process whose /proc/PID/stat line is [line, eol); -EINVAL if it is not one. */
+int mmkit__stat_parse(const char *line, const char *eol, enum mmkit__proc_kind *kind);
+/* The same from the file @path of @dirfd ("/proc/2/stat", or "stat" of /proc/PID). */
+int mmkit__proc_kind(int dirfd, const char *path, enum mmkit__proc_kind *kind);
+
 /*
  * The inode number of the namespace that the link @path of @dirfd names
  * ("/proc/self/ns/user" reads "user:[4026531837]"), of type @type.

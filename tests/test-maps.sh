@@ -97,6 +97,35 @@ expect_fail 1 "$dead"
 expect_fail 1 2147483647
 grep -q 'no process' "$tmp/err" || fail "a missing process is not called so: $(cat "$tmp/err")"
 
+# A kernel thread (kthreadd, PID 2, in the initial PID namespace) and a
+# zombie have no user memory: said so, exit 1, never an empty table.
+if grep -q '^kthreadd$' /proc/2/comm 2>/dev/null; then
+	expect_fail 1 2
+	grep -q '^mmkit: maps: PID 2 is a kernel thread: no user memory$' "$tmp/err" ||
+		fail "mmkit maps 2 (kthreadd): $(cat "$tmp/err")"
+	expect_fail 1 2 --json
+	grep -q 'kernel thread' "$tmp/err" || fail "mmkit maps 2 --json: $(cat "$tmp/err")"
+else
+	echo "note: PID 2 is not kthreadd here (a PID namespace): the kernel-thread case not checked"
+fi
+# The zombie: a child of a shell that has exec'd a program that never waits.
+sh -c 'sh -c "exit 0" & exec sleep 30' &
+parent=$!
+zombie=""
+tries=0
+while [ -z "$zombie" ]; do
+	for child in $(cat /proc/$parent/task/$parent/children 2>/dev/null); do
+		[ "$(cut -d' ' -f3 /proc/$child/stat 2>/dev/null)" = Z ] && zombie=$child
+	done
+	tries=$((tries + 1))
+	[ "$tries" -lt 100 ] || { kill "$parent"; fail "no zombie child of $parent appeared"; }
+	[ -n "$zombie" ] || sleep 0.1
+done
+expect_fail 1 "$zombie"
+kill "$parent"
+grep -q "^mmkit: maps: PID $zombie is a zombie" "$tmp/err" ||
+	fail "mmkit maps on a zombie: $(cat "$tmp/err")"
+
 # Another user's process: permission denied, said so.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
    setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null &&
