@@ -68,7 +68,8 @@ static const struct command commands[] = {
 	  "                reference pages, paid for only when touched\n"
 	  "  --stats       each shim prints one line of statistics on stderr at exit\n"
 	  "  PROGRAM       runs in place of mmkit (found in PATH): the exit status is\n"
-	  "                its own, or 127 if not found, 126 if it cannot be run\n",
+	  "                its own, or 127 if not found, 126 if it cannot be run\n"
+	  "  An option's value follows it after = or as the next word: --perturb 85.\n",
 	  0, INT_MAX, OWN_OPTIONS, cmd_run },
 };
 
@@ -152,10 +153,43 @@ static int run(const struct command *cmd, int argc, char **argv)
 	return cmd->run(&a);
 }
 
-int main(int argc, char **argv)
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/*
+ * mmkit help COMMAND [NAME]: the usage of COMMAND (of its NAME where the
+ * command runs others: mmkit help bench lock), and never anything else:
+ * what follows is not handed to the command, which could run it.
+ */
+static int help(int argc, char **argv)
 {
 	static char help_option[] = "--help";
-	size_t i;
+	const struct command *cmd = find_command(argv[0]);
+	char *words[4];	/* COMMAND [NAME] --help, and the NULL run() ends them with */
+	int n = 0;
+
+	if (!cmd) {
+		cli_error("unknown %s '%s'", is_option(argv[0]) ? "option" : "command", argv[0]);
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	words[n++] = argv[0];
+	if ((cmd->flags & PASSES_REST) && argc > 1 && !is_option(argv[1]))
+		words[n++] = argv[1];
+	words[n++] = help_option;
+	return run(cmd, n, words);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -169,14 +203,11 @@ int main(int argc, char **argv)
 		printf("mmkit %s\n", MMKIT_VERSION);
 		return CLI_EXIT_OK;
 	}
-	/* mmkit help COMMAND ARGS... is mmkit COMMAND ARGS... --help. */
-	if (!strcmp(argv[1], "help")) {
-		memmove(&argv[1], &argv[2], (size_t)(argc - 2) * sizeof(*argv));
-		argv[argc - 1] = help_option;
-	}
-	for (i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return run(&commands[i], argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help"))
+		return help(argc - 2, argv + 2);
+	cmd = find_command(argv[1]);
+	if (cmd)
+		return run(cmd, argc - 1, argv + 1);
 	cli_error("unknown %s '%s'", is_option(argv[1]) ? "option" : "command", argv[1]);
 	usage(stderr);
 	return CLI_EXIT_USAGE;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * mmkit run [--secret-heap=sodium|openssl|openssl-or-malloc[,...]] [--perturb=BYTE]
- *           [--stats] [--] PROGRAM [ARGS...]
+		if ((value = option_value("--secret-heap", argc, argv, &i, &missing))) {
+			if (parse_heaps(value, o)) {
+				cli_error("run: --secret-heap: '%s' is not sodium, openssl (or "
+					  "openssl-or-malloc) or both (sodium,openssl), each once",
+					  value);
  * puts the shims into LD_PRELOAD, sets what they read (MALLOC_PERTURB_,
  * MMKIT_OPENSSL_FALLBACK, MMKIT_STATS) and executes PROGRAM in this process, so that the exit
  * status, signals and the PID are the program's own.  The shims are found
@@ -72,10 +75,33 @@ static int parse_byte(const char *s, int *out)
 	return 0;
 }
 
+/*
+ * The value of option @name at argv[*i]: "--name=VALUE", or "--name VALUE"
+ * (the next word, *i moved past it), as getopt_long takes them.  NULL if
+ * argv[*i] is not @name; *@missing is set when @name came without a value.
+ */
+static const char *option_value(const char *name, int argc, char **argv, int *i, int *missing)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(argv[*i], name, len))
+		return NULL;
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (argv[*i][len])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
 /* Takes the options; returns the index of PROGRAM in @argv, or -1 after a message. */
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
-	int i;
+	const char *value;
+	int i, missing = 0;
 
 	for (i = 0; i < argc; i++) {
 		const char *arg = argv[i];
@@ -84,19 +110,22 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			return i + 1 < argc ? i + 1 : (cli_error("run: PROGRAM missing"), -1);
 		if (arg[0] != '-')
 			return i;
-		if (!strncmp(arg, "--secret-heap=", 14)) {
-			if (parse_heaps(arg + 14, o)) {
+		if ((value = option_value("--secret-heap", argc, argv, &i, &missing))) {
+			if (parse_heaps(value, o)) {
 				cli_error("run: --secret-heap: '%s' is not sodium, openssl (or "
 					  "openssl-or-malloc) or both (sodium,openssl), each once",
-					  arg + 14);
+					  value);
 				return -1;
 			}
-		} else if (!strncmp(arg, "--perturb=", 10)) {
-			if (parse_byte(arg + 10, &o->perturb)) {
+		} else if ((value = option_value("--perturb", argc, argv, &i, &missing))) {
+			if (parse_byte(value, &o->perturb)) {
 				cli_error("run: --perturb: '%s' is not a byte from 1 to 255 "
-					  "(decimal, or hexadecimal with 0x)", arg + 10);
+					  "(decimal, or hexadecimal with 0x)", value);
 				return -1;
 			}
+		} else if (missing) {
+			cli_error("run: '%s' needs a value (mmkit run --help: its usage)", arg);
+			return -1;
 		} else if (!strcmp(arg, "--stats")) {
 			o->stats = 1;
 		} else {

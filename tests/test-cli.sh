@@ -148,6 +148,32 @@ expect_exit 1 secrets 2147483647
 grep -q 'no process 2147483647' "$tmp/err" || fail "secrets 2147483647: $(cat "$tmp/err")"
 expect_exit 0 secrets $$
 grep -q "holds no\|no process holds" "$tmp/out" || fail "secrets \$\$: $(cat "$tmp/out")"
+# help prints help and never runs anything it is given.
+expect_help "run " help run --perturb=7 sh -c 'echo EXECUTED'
+! grep -q EXECUTED "$tmp/out" || fail "mmkit help run --perturb=7 sh -c 'echo EXECUTED' ran it"
+expect_help "run " help run -- sh -c 'echo EXECUTED'
+expect_help "bench " help bench --quick
+expect_help "maps " help maps 1 --json
+
+# mmkit run takes --OPTION=VALUE and --OPTION VALUE, as getopt_long does
+# (with the shims beside mmkit: a build with them).
+[ -e "$MMKIT_BUILD/libmmkit-perturb.so" ] && [ -e "$MMKIT_BUILD/libmmkit-openssl.so" ] ||
+	echo "note: no shims in $MMKIT_BUILD: mmkit run's option forms checked for bad values only"
+[ -e "$MMKIT_BUILD/libmmkit-perturb.so" ] &&
+for form in "--perturb=85" "--perturb 85"; do
+	expect_exit 0 run $form -- sh -c 'echo "$MALLOC_PERTURB_ $LD_PRELOAD"'
+	grep -q '^85 .*libmmkit-perturb\.so$' "$tmp/out" || fail "mmkit run $form: $(cat "$tmp/out" "$tmp/err")"
+done
+[ -e "$MMKIT_BUILD/libmmkit-openssl.so" ] &&
+for form in "--secret-heap=openssl" "--secret-heap openssl"; do
+	expect_exit 0 run $form sh -c 'echo "$LD_PRELOAD"'
+	grep -q 'libmmkit-openssl\.so$' "$tmp/out" || fail "mmkit run $form: $(cat "$tmp/out" "$tmp/err")"
+done
+expect_bad_input run --perturb
+expect_bad_input run --secret-heap
+expect_bad_input run --perturb 256
+expect_bad_input run --perturbation=5
+
 expect_exit 2 bench
 expect_exit 2 bench ../../bin/sh
 expect_exit 2 bench no-such-bench
