@@ -46,8 +46,17 @@ int cli_text_string(FILE *f, const char *s);
  * a name's own backslash-x-hex would also decode to.
  */
 void cli_json_string(FILE *f, const char *s);
-/* Parses a size: a number with an optional K, M, G suffix (powers of 1024). */
+/*
+ * Parses a size in bytes, the one parser of every size the command and the
+ * benchmarks take: decimal digits, a fraction of up to 6 digits, then K, M,
+ * G or T (either case, powers of 1024), alone or as KiB, MiB, GiB, TiB:
+ * 4096, 64K, 64KiB, 1.5G, 1T.  A fraction must come to whole bytes.
+ * -ERANGE past 2^64 - 1, -EINVAL for anything else that is not a size.
+ */
 int cli_parse_size(const char *s, unsigned long long *out);
+/* The help text's words for what cli_parse_size() takes. */
+#define CLI_SIZE_FORMS	"bytes, with an optional K, M, G or T (powers of 1024), KiB to TiB " \
+			"too: 4096, 64K, 64MiB, 1.5G"
 /* Parses a PID: a positive decimal number. */
 int cli_parse_pid(const char *s, pid_t *out);
 

@@ -48,7 +48,9 @@ static const struct command commands[] = {
 	  "processes holding memfd_secret memory (all, or PID): fds, mappings, bytes",
 	  "  PID           only this process, a positive number\n", 0, 1, TAKES_JSON, cmd_secrets },
 	{ "memlock", "[SIZE]", "RLIMIT_MEMLOCK budget, and whether SIZE more fits",
-	  "  SIZE          bytes, with an optional K, M or G (powers of 1024): 4096, 64K, 1G\n",
+	  "  SIZE          bytes, with an optional K, M, G or T (powers of 1024; KiB,\n"
+	  "                MiB... too) and a fraction: 4096, 64K, 64MiB, 1.5G; counted\n"
+	  "                in whole pages, as the kernel locks them\n",
 	  0, 1, 0, cmd_memlock },
 	{ "bench", "NAME [ARGS...]", "run a benchmark: lock, names, pac, refpage, secret, sodium",
 	  "  NAME          lock, names, pac, refpage, secret or sodium\n"

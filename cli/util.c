@@ -114,25 +114,61 @@ void cli_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* The number of decimal digits a fraction of a size may have: 10^6 * 2^40 fits 64 bits. */
+#define SIZE_FRACTION_DIGITS	6
+
+/* The power of 1024 a size suffix stands for: K 1, M 2, G 3, T 4; 0 if @c is none. */
+static unsigned int size_suffix_power(char c)
+{
+	const char *units = "KMGTkmgt", *u = c ? strchr(units, c) : NULL;
+
+	return u ? (unsigned int)(u - units) % 4 + 1 : 0;
+}
+
 int cli_parse_size(const char *s, unsigned long long *out)
 {
-	unsigned long long v, mult = 1;
-	char *end;
+	unsigned long long whole = 0, fraction = 0, scale = 1, mult = 1, digit;
+	unsigned int power, fraction_digits = 0;
+	const char *p = s;
+	int too_big = 0;
 
-	if (!s || *s < '0' || *s > '9')
+	if (!s || *p < '0' || *p > '9')
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': mult = 1ULL << 10; end++; break;
-	case 'm': case 'M': mult = 1ULL << 20; end++; break;
-	case 'g': case 'G': mult = 1ULL << 30; end++; break;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		digit = (unsigned long long)(*p - '0');
+		/* Too big, but only if the rest is a size: "9...9X" is no size at all. */
+		if (whole > (ULLONG_MAX - digit) / 10)
+			too_big = 1;
+		else
+			whole = whole * 10 + digit;
 	}
-	if (*end || (v && mult > ULLONG_MAX / v))
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return -EINVAL;
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			if (++fraction_digits > SIZE_FRACTION_DIGITS)
+				return -EINVAL;
+			fraction = fraction * 10 + (unsigned long long)(*p - '0');
+			scale *= 10;
+		}
+	}
+	power = size_suffix_power(*p);
+	if (power) {
+		mult <<= 10 * power;
+		p++;
+		/* 64KiB as well as 64K: the binary prefix the tool prints. */
+		if (p[0] == 'i' && p[1] == 'B')
+			p += 2;
+	}
+	if (*p)
 		return -EINVAL;
-	*out = v * mult;
+	/* A fraction must come to whole bytes: 1.5K is 1536, 1.1K is no size. */
+	if ((fraction * mult) % scale)
+		return -EINVAL;
+	if (too_big || whole > ULLONG_MAX / mult ||
+	    whole * mult > ULLONG_MAX - fraction * mult / scale)
+		return -ERANGE;
+	*out = whole * mult + fraction * mult / scale;
 	return 0;
 }
 
@@ -140,7 +176,7 @@ int cli_parse_pid(const char *s, pid_t *out)
 {
 	unsigned long long v;
 
-	if (cli_parse_size(s, &v) || strpbrk(s, "kKmMgG") || !v || v > INT_MAX)
+	if (cli_parse_size(s, &v) || strspn(s, "0123456789") != strlen(s) || !v || v > INT_MAX)
 		return -EINVAL;
 	*out = (pid_t)v;
 	return 0;

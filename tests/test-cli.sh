@@ -135,9 +135,42 @@ expect_exit 1 maps 2147483647
 grep -q 'no process' "$tmp/err" || fail "maps 2147483647: $(cat "$tmp/err")"
 expect_exit 0 memlock
 expect_exit 0 memlock 4K
-for size in "" 12X -5 1KK K " 4" 99999999999999999999 99999999999G; do
+for size in "" 12X -5 1KK K " 4" 99999999999999999999 99999999999G 1.1K 1. .5 1.5 1KB 1Ki \
+	    1.0000001K 18446744073709551615 16777216T 17179869184T; do
 	expect_bad_input memlock "$size"
 done
+# One size parser: binary suffixes, alone or as KiB...TiB, and fractions; a
+# SIZE is charged in whole pages, as the kernel locks it (as root, exempt,
+# everything fits: the figure is SIZE rounded up to pages).
+page=$(getconf PAGESIZE)
+for size in 64K:64 64KiB:64 64k:64 64MiB:65536 1.5G:1572864 1.5GiB:1572864 1T:1073741824 \
+	    0.5K:$((page / 1024)) 1:$((page / 1024)) $((page + 1)):$((2 * page / 1024)); do
+	if [ "$(id -u)" -eq 0 ]; then
+		expect_exit 0 memlock "${size%%:*}"
+		grep -qx "${size#*:} KiB more fits" "$tmp/out" ||
+			fail "memlock ${size%%:*}: expected ${size#*:} KiB, got $(cat "$tmp/out")"
+	fi
+done
+# Under a limit that is not a whole number of pages, as the kernel answers:
+# 62 KiB is 15 pages of 4 KiB, so 61441 bytes (16 pages) do not fit.
+as_user="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all"
+if [ "$(id -u)" -eq 0 ] && [ "$page" -eq 4096 ] && $as_user test -x "$mmkit" 2>/dev/null; then
+	$as_user sh -c 'ulimit -l 62 && exec "$1" memlock 61441' _ "$mmkit" >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq 1 ] || fail "memlock 61441 under 62 KiB: $(cat "$tmp/out" "$tmp/err")"
+	grep -q 'locking 64 KiB (16 pages)' "$tmp/err" || fail "memlock 61441 under 62 KiB: $(cat "$tmp/err")"
+	$as_user sh -c 'ulimit -l 62 && exec "$1" memlock 60K' _ "$mmkit" >"$tmp/out" 2>"$tmp/err" ||
+		fail "memlock 60K under 62 KiB: $(cat "$tmp/out" "$tmp/err")"
+	grep -qx '60 KiB more fits' "$tmp/out" || fail "memlock 60K under 62 KiB: $(cat "$tmp/out")"
+	# The kernel's own answer for the same two sizes.
+	$as_user sh -c 'ulimit -l 62 && exec python3 -c "
+import ctypes, mmap, sys
+libc = ctypes.CDLL(None, use_errno=True)
+m = mmap.mmap(-1, 16 * 4096)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+ok = [libc.mlock(ctypes.c_void_p(addr), ctypes.c_size_t(n)) == 0 for n in (61441, 61440)]
+sys.exit(0 if ok == [False, True] else 1)"' 2>/dev/null ||
+		fail "the kernel does not refuse 61441 bytes and accept 61440 under 62 KiB"
+fi
 expect_exit 2 memlock 4K 8K
 expect_exit 2 probe extra
 expect_exit 2 secrets 1 2

@@ -4,9 +4,10 @@
  * through the table escaper must come out free of control bytes, valid
  * UTF-8, and decode back to the input; through the JSON escaper it must
  * be a valid JSON string literal in valid UTF-8; the PID and SIZE parsers
- * accept exactly the decimal numbers (with a K, M or G suffix for sizes)
- * that fit, and compute them right.
+ * accept exactly the decimal numbers (sizes with a fraction and a K, M, G
+ * or T suffix, KiB to TiB too) that fit, and compute them right.
  */
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
@@ -117,12 +118,56 @@ static void check_json(const char *in)
 	free(out);
 }
 
-/* The parsers against a reference: digits, then for sizes one of kKmMgG. */
+/*
+ * The size a string is, by a second reading in 128-bit arithmetic: digits,
+ * an optional fraction of 1 to 6 digits, an optional K, M, G or T (either
+ * case) with an optional "iB"; whole bytes only.  0 and *@out, -1 when it
+ * is no size, -2 when it is one past 2^64 - 1.
+ */
+static int reference_size(const char *s, unsigned long long *out)
+{
+	const unsigned __int128 past = (unsigned __int128)1 << 65;
+	unsigned __int128 whole = 0, fraction = 0, den = 1, mult = 1, bytes;
+	size_t i = strspn(s, "0123456789"), f, k;
+	const char *units = "KMGTkmgt", *unit;
+
+	if (!i)
+		return -1;
+	/* Saturated: past 2^65 it is too big whatever follows. */
+	for (k = 0; k < i; k++)
+		whole = whole >= past ? past : whole * 10 + (unsigned)(s[k] - '0');
+	if (s[i] == '.') {
+		f = strspn(s + i + 1, "0123456789");
+		if (!f || f > 6)
+			return -1;
+		for (k = 1; k <= f; k++) {
+			fraction = fraction * 10 + (unsigned)(s[i + k] - '0');
+			den *= 10;
+		}
+		i += f + 1;
+	}
+	unit = s[i] ? strchr(units, s[i]) : NULL;
+	if (unit) {
+		mult = (unsigned __int128)1 << (10 * ((unit - units) % 4 + 1));
+		i++;
+		if (s[i] == 'i' && s[i + 1] == 'B')
+			i += 2;
+	}
+	if (s[i] || fraction * mult % den)
+		return -1;
+	bytes = whole * mult + fraction * mult / den;
+	if (bytes > ULLONG_MAX)
+		return -2;
+	*out = (unsigned long long)bytes;
+	return 0;
+}
+
+/* The parsers against a reference: a PID is decimal digits alone. */
 static void check_parsers(const char *s)
 {
 	unsigned long long v = 0, want = 0;
 	size_t i, digits = strspn(s, "0123456789");
-	int fits = digits > 0, ret;
+	int fits = digits > 0, ret, ref;
 	pid_t pid;
 
 	for (i = 0; i < digits && fits; i++) {
@@ -133,17 +178,9 @@ static void check_parsers(const char *s)
 	ret = cli_parse_pid(s, &pid);
 	F_CHECK((ret == 0) == (fits && !s[digits] && want > 0 && want <= INT_MAX));
 	F_CHECK(ret || (unsigned long long)pid == want);
-	if (fits && s[digits] && !s[digits + 1] && strchr("kKmMgG", s[digits])) {
-		unsigned int shift = strchr("kK", s[digits]) ? 10 : strchr("mM", s[digits]) ? 20 : 30;
-
-		fits = !want || want <= ULLONG_MAX >> shift;
-		want <<= shift;
-	} else if (s[digits]) {
-		fits = 0;
-	}
 	ret = cli_parse_size(s, &v);
-	F_CHECK((ret == 0) == fits);
-	F_CHECK(ret || v == want);
+	ref = reference_size(s, &want);
+	F_CHECK(ref == 0 ? ret == 0 && v == want : ref == -2 ? ret == -ERANGE : ret == -EINVAL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
