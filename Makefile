@@ -83,7 +83,7 @@ STRESSORS	:= $(STRESS_SRCS:tests/stress/%.c=$(B)/stress/%)
 BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 PRELOADS	:= $(PRELOAD_SRCS:preload/%.c=$(B)/libmmkit-%.so)
-DEPS		:= $(B)/bench/report.d $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
+DEPS		:= $(B)/bench/report.d $(B)/bench/options.d $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
 		   $(EXAMPLES:=.d) $(HOSTILES:=.d) $(FUZZERS:=.d) $(STRESSORS:=.d) \
 		   $(PRELOAD_SRCS:preload/%.c=$(B)/preload/%.d)
 
@@ -214,15 +214,19 @@ $(B)/bench/bench-secret: $(B)/bench/bench-secret.peers
 $(B)/bench/bench-secret.peers: FORCE
 	$(call record,$(strip $(BENCH_CFLAGS_bench-secret) $(BENCH_LIBS_bench-secret)))
 
-# Every benchmark writes its JSON through one report (bench/report.h).
-$(B)/bench/report.o: bench/report.c
-	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+# Every benchmark writes its JSON through one report (bench/report.h) and
+# reads its options through one parser (bench/options.h), which takes sizes
+# with the command's own parser (cli/util.c).
+BENCH_OBJS	:= $(B)/bench/report.o $(B)/bench/options.o $(B)/cli/util.o
 
-$(B)/bench/%: bench/%.c $(B)/bench/report.o $(STLIB)
+$(B)/bench/report.o $(B)/bench/options.o: $(B)/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) -Icli $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(B)/bench/%: bench/%.c $(BENCH_OBJS) $(STLIB)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(MMKIT_CFLAGS) $(BENCH_CFLAGS_$*) $(CPPFLAGS) $(CFLAGS) \
-		$(DEPFLAGS) $(LDFLAGS) -o $@ $< $(B)/bench/report.o $(STLIB) $(BENCH_LIBS_$*) \
+		$(DEPFLAGS) $(LDFLAGS) -o $@ $< $(BENCH_OBJS) $(STLIB) $(BENCH_LIBS_$*) \
 		$(MMKIT_LDLIBS) $(LDLIBS)
 
 $(B)/examples/%: examples/%.c $(STLIB)

@@ -40,14 +40,16 @@
 #include <sys/wait.h>
 
 #include "mmkit.h"
+#include "options.h"
 #include "report.h"
 #include "lock-limits.h"
 
 #define USAGE \
 	"usage: mmkit bench lock [--json] [--size SIZE] [--accesses N] [--seed N] [--rounds N]\n" \
 	"                        [--cold] [--quick]\n" \
-	"  Reads N random pages (default 3,000,000) of a SIZE file (default 1G; K, M, G:\n" \
-	"  powers of 1024) in a temporary directory of $TMPDIR or /var/tmp, keeping the\n" \
+	"  Reads N random pages (default 3,000,000) of a SIZE file (default 1G, at most\n" \
+	"  1T; K, M, G, T: powers of 1024) in a temporary directory of $TMPDIR or\n" \
+	"  /var/tmp, keeping the\n" \
 	"  pages read locked with six strategies: mlock all first, mlock per page,\n" \
 	"  PROT_NONE + SIGSEGV batches of 1, 8, 16 pages, mlock2(MLOCK_ONFAULT); median\n" \
 	"  setup and processing ms over --rounds (default 3, at most 51), Rss and Locked\n" \
@@ -409,100 +411,33 @@ static int prepare_cache(const struct config *c)
 	return 0;
 }
 
-/* SIZE: a number of bytes with an optional K, M or G (powers of 1024). */
-static int parse_size(const char *s, unsigned long long *out)
-{
-	unsigned long long v, mult = 1;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	if (*end && !end[1])
-		mult = *end == 'K' || *end == 'k' ? 1ULL << 10 : *end == 'M' || *end == 'm' ? 1ULL << 20 :
-		       *end == 'G' || *end == 'g' ? 1ULL << 30 : 0;
-	else if (*end)
-		mult = 0;
-	if (!mult || v > ULLONG_MAX / mult)
-		return -1;
-	*out = v * mult;
-	return 0;
-}
-
-static int parse_count(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end || *out > max ? -1 : 0;
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "bench-lock: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", USAGE);
-	return 2;
-}
-
-/* 0, 2 (bad usage, said why) or -1 (--help printed). */
+/* 0, or the exit status main() returns (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, struct config *c)
 {
-	unsigned long long n;
-	int i, quick = 0, sized = 0, counted = 0, rounded = 0;
+	long long accesses = 0, seed = 1, rounds = 0;
+	unsigned long long size = 0;
+	int quick = 0, ret;
+	const struct bench_option opts[] = {
+		{ "--json", BENCH_FLAG, .flag = &c->json },
+		{ "--cold", BENCH_FLAG, .flag = &c->cold },
+		{ "--quick", BENCH_FLAG, .flag = &quick },
+		{ "--size", BENCH_SIZE, (long long)page, 1LL << 40, .size = &size },
+		{ "--accesses", BENCH_NUMBER, 1, MAX_ACCESSES, .number = &accesses },
+		{ "--seed", BENCH_NUMBER, 0, LLONG_MAX, .number = &seed },
+		{ "--rounds", BENCH_NUMBER, 1, MAX_ROUNDS, .number = &rounds },
+		{ NULL },
+	};
 
-	*c = (struct config){ .size = 1ULL << 30, .accesses = 3000000, .seed = 1, .rounds = 3 };
-	for (i = 1; i < argc; i++) {
-		const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(opt, "--help")) {
-			fputs(USAGE, stdout);
-			return -1;
-		} else if (!strcmp(opt, "--json")) {
-			c->json = 1;
-		} else if (!strcmp(opt, "--cold")) {
-			c->cold = 1;
-		} else if (!strcmp(opt, "--quick")) {
-			quick = 1;
-		} else if (!strcmp(opt, "--size") || !strcmp(opt, "--accesses") ||
-			   !strcmp(opt, "--seed") || !strcmp(opt, "--rounds")) {
-			if (!val)
-				return usage_error("%s needs a value", opt);
-			i++;
-			if (!strcmp(opt, "--size")) {
-				if (parse_size(val, &c->size) || c->size < page || c->size > (1ULL << 40))
-					return usage_error("--size '%s': from one page to 1T (K, M, G suffixes)", val);
-				sized = 1;
-			} else if (!strcmp(opt, "--accesses")) {
-				if (parse_count(val, MAX_ACCESSES, &c->accesses) || !c->accesses)
-					return usage_error("--accesses '%s': from 1 to 1000000000", val);
-				counted = 1;
-			} else if (!strcmp(opt, "--seed")) {
-				if (parse_count(val, ULLONG_MAX, &c->seed))
-					return usage_error("--seed '%s': a number", val);
-			} else {
-				if (parse_count(val, MAX_ROUNDS, &n) || !n)
-					return usage_error("--rounds '%s': from 1 to 51", val);
-				c->rounds = (int)n;
-				rounded = 1;
-			}
-		} else {
-			return usage_error("unknown option '%s'", opt);
-		}
-	}
+	*c = (struct config){ 0 };
+	ret = bench_options("lock", USAGE, opts, argc, argv);
+	if (ret >= 0)
+		return ret ? ret : -1;
+	c->seed = (unsigned long long)seed;
 	/* --quick sets what was not given. */
+	c->size = size ? size : quick ? 4ULL << 20 : 1ULL << 30;
+	c->accesses = accesses ? (unsigned long long)accesses : quick ? 500 : 3000000;
+	c->rounds = rounds ? (int)rounds : quick ? 1 : 3;
 	c->quick = quick;
-	if (quick) {
-		c->size = sized ? c->size : 4ULL << 20;
-		c->accesses = counted ? c->accesses : 500;
-		c->rounds = rounded ? c->rounds : 1;
-	}
 	c->size = (c->size + page - 1) / page * page;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 
 #include "mmkit.h"
+#include "options.h"
 #include "report.h"
 
 #define USAGE	"usage: mmkit bench names [--json] [--quick] [--vmas N] [--forks N]  (N from 1 to\n" \
@@ -126,34 +127,26 @@ static int time_set(const struct config *c, int touch, int named, size_t page,
 	return ret;
 }
 
+/* 0, or the exit status main() returns (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, struct config *c)
 {
-	int i;
+	long long vmas = 0, forks = 0;
+	const struct bench_option opts[] = {
+		{ "--json", BENCH_FLAG, .flag = &c->json },
+		{ "--quick", BENCH_FLAG, .flag = &c->quick },
+		{ "--vmas", BENCH_NUMBER, 1, 1000000, .number = &vmas },
+		{ "--forks", BENCH_NUMBER, 1, 1000000, .number = &forks },
+		{ NULL },
+	};
+	int ret;
 
 	*c = (struct config){ 0 };
-	for (i = 1; i < argc; i++) {
-		char *end;
-
-		if (!strcmp(argv[i], "--json")) {
-			c->json = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			c->quick = 1;
-		} else if ((!strcmp(argv[i], "--vmas") || !strcmp(argv[i], "--forks")) && i + 1 < argc) {
-			long v = strtol(argv[i + 1], &end, 10);
-
-			if (*end || v <= 0 || v > 1000000)
-				return -EINVAL;
-			*(argv[i][2] == 'v' ? &c->vmas : &c->forks) = v;
-			i++;
-		} else {
-			return -EINVAL;
-		}
-	}
+	ret = bench_options("names", USAGE, opts, argc, argv);
+	if (ret >= 0)
+		return ret ? ret : -1;
 	/* Sizes given are kept, with or without --quick. */
-	if (!c->vmas)
-		c->vmas = c->quick ? 1024 : 65536;
-	if (!c->forks)
-		c->forks = c->quick ? 50 : 1000;
+	c->vmas = vmas ? (long)vmas : c->quick ? 1024 : 65536;
+	c->forks = forks ? (long)forks : c->quick ? 50 : 1000;
 	return 0;
 }
 
@@ -233,14 +226,9 @@ int main(int argc, char **argv)
 	long per_round;
 	int t, r, ret;
 
-	if (argc == 2 && !strcmp(argv[1], "--help")) {
-		printf(USAGE);
-		return 0;
-	}
-	if (parse_args(argc, argv, &c)) {
-		fputs(USAGE, stderr);
-		return 2;
-	}
+	ret = parse_args(argc, argv, &c);
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	mmkit_probe(&f);
 	backend = f.feature[MMKIT_FEATURE_NAMES].backend;
 	per_round = c.forks / ROUNDS > 0 ? c.forks / ROUNDS : 1;

@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 
 #include "mmkit.h"
+#include "options.h"
 #include "report.h"
 
 #define USAGE	"usage: mmkit bench pac [--json] [--calls N] [--rounds N] [--quick]\n" \
@@ -74,45 +75,25 @@ static double ns_per_call(long calls)
 	return ((1e9 * now_seconds()) - start) / calls;
 }
 
-/* @text as a number from 1 to @max into *@out; -EINVAL otherwise. */
-static int parse_count(const char *text, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < 1 || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* 0, or the index in @argv of the wrong word: unknown option, bad or missing value. */
+/* 0, or the exit status main() returns (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	long calls = 0, rounds = 0;
-	int quick = 0, i;
+	long long calls = 0, rounds = 0;
+	const struct bench_option opts[] = {
+		{ "--json", BENCH_FLAG, .flag = &o->json },
+		{ "--quick", BENCH_FLAG, .flag = &o->quick },
+		{ "--calls", BENCH_NUMBER, 1, 1000000000, .number = &calls },
+		{ "--rounds", BENCH_NUMBER, 1, MAX_ROUNDS, .number = &rounds },
+		{ NULL },
+	};
+	int ret;
 
-	o->json = 0;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			o->json = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--calls") && i + 1 < argc) {
-			if (parse_count(argv[++i], 1000000000L, &calls))
-				return i;
-		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-			if (parse_count(argv[++i], MAX_ROUNDS, &rounds))
-				return i;
-		} else {
-			return i;
-		}
-	}
-	o->quick = quick;
-	o->calls = calls ? calls : quick ? 10000 : 10000000;
-	o->rounds = rounds ? (int)rounds : quick ? 3 : 5;
+	o->json = o->quick = 0;
+	ret = bench_options("pac", USAGE, opts, argc, argv);
+	if (ret >= 0)
+		return ret ? ret : -1;
+	o->calls = calls ? (long)calls : o->quick ? 10000 : 10000000;
+	o->rounds = rounds ? (int)rounds : o->quick ? 3 : 5;
 	return 0;
 }
 
@@ -227,19 +208,11 @@ int main(int argc, char **argv)
 	struct mmkit_features f;
 	unsigned long keys_at_start;
 	struct options o;
-	int c, r, ret, bad;
+	int c, r, ret;
 
-	if (argc == 2 && !strcmp(argv[1], "--help")) {
-		printf(USAGE);
-		return 0;
-	}
-	bad = parse_args(argc, argv, &o);
-	if (bad) {
-		fprintf(stderr, "mmkit bench pac: '%s': unknown option, or a value missing or "
-			"out of range\n", argv[bad]);
-		fputs(USAGE, stderr);
-		return 2;
-	}
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	mmkit_probe(&f);
 	if (o.json) {
 		report_begin("pac", argc, argv);

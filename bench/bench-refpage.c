@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 
 #include "mmkit.h"
+#include "options.h"
 #include "report.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -467,13 +468,11 @@ static void print_json(int argc, char **argv, struct row *rows, int nrows, int i
 	report_end();
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: mmkit bench refpage [--json] [--quick] [--iterations N]  (default N %d,\n"
-		"       --quick %d)\n"
-		"       mmkit bench refpage --tagged ...  (MTE: tagging up front against tagged\n"
-		"       reference pages)\n", DEFAULT_ITERATIONS, QUICK_ITERATIONS);
-}
+#define USAGE	"usage: mmkit bench refpage [--json] [--quick] [--iterations N]  (N from 1 to\n" \
+		"       1000000, default " BENCH_STR(DEFAULT_ITERATIONS) ", --quick " \
+		BENCH_STR(QUICK_ITERATIONS) ")\n" \
+		"       mmkit bench refpage --tagged ...  (MTE: tagging up front against tagged\n" \
+		"       reference pages)\n"
 
 static void add_backend(struct row *rows, int *nrows, unsigned int flag, const char *name,
 			int pinned, struct skipped *skipped, int *nskipped)
@@ -499,36 +498,27 @@ int main(int argc, char **argv)
 		{ .name = "zero floor", .kind = ROW_ZERO },
 		{ .name = "populate+memset", .kind = ROW_POPULATE },
 	};
-	int nrows = 3, iterations = 0, json = 0, quick = 0, tagged = 0, nskipped = 0, i, t, it, ret;
+	int nrows = 3, iterations, json = 0, quick = 0, tagged = 0, nskipped = 0, i, t, it, ret;
+	long long given_iterations = 0;
+	const struct bench_option opts[] = {
+		{ "--tagged", BENCH_FLAG, .flag = &tagged },
+		{ "--json", BENCH_FLAG, .flag = &json },
+		{ "--quick", BENCH_FLAG, .flag = &quick },
+		{ "--iterations", BENCH_NUMBER, 1, 1000000, .number = &given_iterations },
+		{ NULL },
+	};
 	struct skipped skipped[4];
 	size_t order[9];
 	long idle_kib;
 	unsigned char *p;
-	char *end;
 
+	/* --help's usage is --tagged's after --tagged. */
 	for (i = 1; i < argc; i++)
 		tagged |= !strcmp(argv[i], "--tagged");
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--tagged")) {
-			continue;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
-			iterations = (int)strtol(argv[++i], &end, 10);
-			if (*end || iterations < 1 || iterations > 1000000) {
-				(tagged ? tagged_usage : usage)(stderr);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--help")) {
-			(tagged ? tagged_usage : usage)(stdout);
-			return 0;
-		} else {
-			(tagged ? tagged_usage : usage)(stderr);
-			return 2;
-		}
-	}
+	ret = bench_options("refpage", tagged ? TAGGED_USAGE : USAGE, opts, argc, argv);
+	if (ret >= 0)
+		return ret;
+	iterations = (int)given_iterations;
 	if (tagged)
 		return tagged_main(argc, argv, json, quick, iterations);
 	/* An --iterations given is kept, with or without --quick. */

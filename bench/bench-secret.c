@@ -50,6 +50,7 @@
 #endif
 
 #include "mmkit.h"
+#include "options.h"
 #include "report.h"
 
 enum allocator { MMKIT_SECRETMEM, MMKIT_MLOCK, SODIUM, OPENSSL, NALLOC };
@@ -241,15 +242,45 @@ static int in_fresh_process(void (*fn)(const void *arg, void *rp), const void *a
 	return rp->err;
 }
 
-/* Why allocator @a has no figures, NULL when it has; @buf holds a failure's. */
+/*
+ * What failed with @err, said into @buf: a secret allocator fails with
+ * ENOMEM under a small RLIMIT_MEMLOCK, so that limit is named with it.
+ */
+static const char *failure_why(const char *what, int err, char *buf, size_t len)
+{
+	struct mmkit_memlock m;
+
+	if (err == -ENOMEM && !mmkit_memlock_check(NULL, 0, &m) && !m.exempt &&
+	    m.limit != MMKIT_MEMLOCK_UNLIMITED)
+		snprintf(buf, len, "%s failed: %s, under RLIMIT_MEMLOCK %llu KiB (ulimit -l)", what,
+			 strerror(-err), m.limit / 1024);
+	else
+		snprintf(buf, len, "%s failed: %s", what, strerror(-err));
+	return buf;
+}
+
+/* Why allocator @a has no speed figures, NULL when it has; @buf holds a failure's. */
 static const char *worker_why(const struct worker *w, enum allocator a, char *buf, size_t len)
 {
 	if (not_built[a])
 		return not_built[a];
 	if (w[a].available)
 		return NULL;
-	snprintf(buf, len, "failed here: %s", strerror(-w[a].err));
-	return buf;
+	return failure_why("timing allocations", w[a].err, buf, len);
+}
+
+/* Why allocator @a has no space figures for secrets of size @size; as worker_why(). */
+static const char *space_why(const struct reply *space, enum allocator a, size_t size, char *buf,
+			     size_t len)
+{
+	char what[64];
+
+	if (not_built[a])
+		return not_built[a];
+	if (!space->err)
+		return NULL;
+	snprintf(what, sizeof(what), "keeping %d %zu-byte secrets live", LIVE, size);
+	return failure_why(what, space->err, buf, len);
 }
 
 #include "secret-scale.h"
@@ -399,7 +430,7 @@ static double ratio(double median[NALLOC][NSIZES][NBG], enum allocator a, size_t
 static void speed_space_rows(const struct worker *w, struct reply space[NALLOC][NSIZES],
 			     double samples[NALLOC][NSIZES][NBG][MAX_ROUNDS], int rounds)
 {
-	char table[32], buf[96];
+	char table[32], buf[192];
 	const char *why;
 	size_t s;
 	int a;
@@ -421,11 +452,7 @@ static void speed_space_rows(const struct worker *w, struct reply space[NALLOC][
 		for (a = 0; a < NALLOC; a++) {
 			snprintf(table, sizeof(table), "space_%zu", sizes[s]);
 			report_row_begin(table, NULL, names[a]);
-			why = not_built[a];
-			if (!why && space[a][s].err) {
-				snprintf(buf, sizeof(buf), "failed here: %s", strerror(-space[a][s].err));
-				why = buf;
-			}
+			why = space_why(&space[a][s], a, sizes[s], buf, sizeof(buf));
 			if (why) {
 				report_row_unavailable(why);
 			} else {
@@ -482,6 +509,16 @@ static void print_json(int argc, char **argv, const struct worker *w, struct rep
 	report_end();
 }
 
+#define USAGE \
+	"usage: mmkit bench secret [--json] [--quick] [--rounds N]\n" \
+	"  32 B and 4 KiB secrets: alloc+free speed (median of N rounds, default 9,\n" \
+	"  --quick 1), alone and with " BENCH_STR(BACKGROUND) " others live, and pages per 1000 live secrets;\n" \
+	"  1, 2, 4, 8 threads with " BENCH_STR(SCALE_LIVE) " live each; bulk rounds of 10,000 and\n" \
+	"  200,000 live, warm and cold:\n" \
+	"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n" \
+	"       mmkit bench secret --direct-map [--secrets N] [--rounds N] [--quick] [--json]\n" \
+	"  the kernel's direct map split by N live secrets (--direct-map --help)\n"
+
 int main(int argc, char **argv)
 {
 	static double samples[NALLOC][NSIZES][NBG][MAX_ROUNDS];
@@ -489,37 +526,25 @@ int main(int argc, char **argv)
 	struct reply space[NALLOC][NSIZES], rp;
 	struct request rq;
 	struct worker w[NALLOC];
-	int json = 0, quick = 0, rounds = 0, comparable, r, i, k, a, b;
+	int json = 0, quick = 0, rounds, comparable, r, i, k, a, b, ret;
+	long long given_rounds = 0;
+	const char *why;
+	char buf[192];
+	const struct bench_option opts[] = {
+		{ "--json", BENCH_FLAG, .flag = &json },
+		{ "--quick", BENCH_FLAG, .flag = &quick },
+		{ "--rounds", BENCH_NUMBER, 1, MAX_ROUNDS, .number = &given_rounds },
+		{ NULL },
+	};
 	size_t s;
 
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--direct-map"))
 			return direct_map_main(argc, argv);
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-			rounds = atoi(argv[++i]);
-			if (rounds < 1 || rounds > MAX_ROUNDS) {
-				fprintf(stderr, "bench-secret: --rounds from 1 to %d\n", MAX_ROUNDS);
-				return 2;
-			}
-		} else {
-			fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
-				"usage: mmkit bench secret [--json] [--quick] [--rounds N]\n"
-				"  32 B and 4 KiB secrets: alloc+free speed (median of N rounds, default 9,\n"
-				"  --quick 1), alone and with %d others live, and pages per 1000 live secrets;\n"
-				"  1, 2, 4, 8 threads with %d live each; bulk rounds of 10,000 and\n"
-				"  200,000 live, warm and cold:\n"
-				"  mmkit (both backends) vs libsodium vs OpenSSL's secure heap\n"
-				"       mmkit bench secret --direct-map [--secrets N] [--rounds N] [--quick] [--json]\n"
-				"  the kernel's direct map split by N live secrets (--direct-map --help)\n", BACKGROUND,
-				SCALE_LIVE);
-			return !strcmp(argv[i], "--help") ? 0 : 2;
-		}
-	}
+	ret = bench_options("secret", USAGE, opts, argc, argv);
+	if (ret >= 0)
+		return ret;
+	rounds = (int)given_rounds;
 	if (!rounds)
 		rounds = quick ? 1 : 9;
 	/* Workers are forked before anything here touches an allocator. */
@@ -581,9 +606,11 @@ int main(int argc, char **argv)
 		for (a = 0; a < NALLOC; a++) {
 			if (not_built[a])
 				continue;
-			if (!w[a].available || space[a][s].err) {
-				printf("%-20s %6zu  unavailable: %s\n", names[a], sizes[s],
-				       strerror(-(space[a][s].err ? space[a][s].err : ENOSYS)));
+			why = worker_why(w, a, buf, sizeof(buf));
+			if (!why)
+				why = space_why(&space[a][s], a, sizes[s], buf, sizeof(buf));
+			if (why) {
+				printf("%-20s %6zu  unavailable: %s\n", names[a], sizes[s], why);
 				continue;
 			}
 			printf("%-20s %6zu %10.1f %12.0f %12.1f %11lld %11lld\n", names[a], sizes[s],

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "options.h"
 #include "report.h"
 
 #define LIBSODIUM	"libsodium.so.23"
@@ -45,6 +46,7 @@
 /* Live allocations at which VMAs and pages are sampled. */
 #define SAMPLE_LIVE	10000
 #define DEFAULT_CAP	100000
+#define MAX_CAP		10000000
 #define QUICK_CAP	(SAMPLE_LIVE + 1)
 
 struct sodium {
@@ -409,27 +411,25 @@ int main(int argc, char **argv)
 	static struct result plain, shimmed;
 	struct result *const res[2] = { &plain, &shimmed };
 	const char *shim = NULL;
-	long cap = 0;
-	int rounds = 0, json = 0, quick = 0, i;
+	long long given_rounds = 0, given_cap = 0;
+	long cap;
+	int rounds, json = 0, quick = 0, i, ret;
+	const struct bench_option opts[] = {
+		{ "--json", BENCH_FLAG, .flag = &json },
+		{ "--quick", BENCH_FLAG, .flag = &quick },
+		{ "--rounds", BENCH_NUMBER, 1, MAX_ROUNDS, .number = &given_rounds },
+		{ "--cap", BENCH_NUMBER, SAMPLE_LIVE + 1, MAX_CAP, .number = &given_cap },
+		{ "--shim", BENCH_STRING, .string = &shim },
+		{ NULL },
+	};
 
 	if (argc == 4 && !strcmp(argv[1], "--worker"))
-		return worker(argv[2], parse_num(argv[3], SAMPLE_LIVE + 1, 10000000, "--cap"));
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--rounds")) {
-			rounds = (int)parse_num(argv[++i], 1, MAX_ROUNDS, "--rounds");
-		} else if (!strcmp(argv[i], "--cap")) {
-			cap = parse_num(argv[++i], SAMPLE_LIVE + 1, 10000000, "--cap");
-		} else if (!strcmp(argv[i], "--shim") && i + 1 < argc) {
-			shim = argv[++i];
-		} else {
-			fputs(USAGE, strcmp(argv[i], "--help") ? stderr : stdout);
-			return strcmp(argv[i], "--help") ? 2 : 0;
-		}
-	}
+		return worker(argv[2], parse_num(argv[3], SAMPLE_LIVE + 1, MAX_CAP, "--cap"));
+	ret = bench_options("sodium", USAGE, opts, argc, argv);
+	if (ret >= 0)
+		return ret;
+	rounds = (int)given_rounds;
+	cap = (long)given_cap;
 	/* What was given is kept, with or without --quick. */
 	if (!rounds)
 		rounds = quick ? 1 : 3;

@@ -153,11 +153,10 @@ static void tagged_add_backend(struct tagged_row *r, const char *name, unsigned 
 		r->why[0] = '\0';
 }
 
-static void tagged_usage(FILE *f)
-{
-	fprintf(f, "usage: mmkit bench refpage --tagged [--json] [--quick] [--iterations N]\n"
-		"       (default N %d, --quick %d)\n", TAGGED_ITERATIONS, QUICK_ITERATIONS);
-}
+#define TAGGED_USAGE \
+	"usage: mmkit bench refpage --tagged [--json] [--quick] [--iterations N]\n" \
+	"       (N from 1 to 1000000, default " BENCH_STR(TAGGED_ITERATIONS) ", --quick " \
+	BENCH_STR(QUICK_ITERATIONS) ")\n"
 
 static void tagged_print(struct tagged_row *rows, int iterations)
 {

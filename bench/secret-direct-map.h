@@ -402,61 +402,29 @@ static void dm_table(struct dm_samples *sm, int n, int rounds, const long long f
 		printf("  %s\n", figure);
 }
 
-static int dm_parse_count(const char *s, int max, int *out)
-{
-	char *end;
-	long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < 1 || v > max)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 /* main() of bench-secret --direct-map: 0, 1 (could not measure) or 2 (bad usage). */
 static int direct_map_main(int argc, char **argv)
 {
 	static struct dm_samples sm[DM_NKINDS];
 	struct dm_reply rp;
 	long long first[DM_NLINES];
-	int n = 1000, rounds = 5, json = 0, quick = 0, counted = 0, rounded = 0, r, k, i, err;
+	int n, rounds, json = 0, quick = 0, direct_map = 0, r, k, i, err, ret;
+	long long secrets = 0, given_rounds = 0;
+	const struct bench_option opts[] = {
+		{ "--direct-map", BENCH_FLAG, .flag = &direct_map },
+		{ "--json", BENCH_FLAG, .flag = &json },
+		{ "--quick", BENCH_FLAG, .flag = &quick },
+		{ "--secrets", BENCH_NUMBER, 1, DM_MAX_SECRETS, .number = &secrets },
+		{ "--rounds", BENCH_NUMBER, 1, DM_MAX_ROUNDS, .number = &given_rounds },
+		{ NULL },
+	};
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help")) {
-			fputs(DM_USAGE, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--direct-map")) {
-			continue;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--secrets")) {
-			if (dm_parse_count(argv[++i], DM_MAX_SECRETS, &n)) {
-				fprintf(stderr, "bench-secret: --secrets from 1 to %d\n%s", DM_MAX_SECRETS, DM_USAGE);
-				return 2;
-			}
-			counted = 1;
-		} else if (!strcmp(argv[i], "--rounds")) {
-			if (dm_parse_count(argv[++i], DM_MAX_ROUNDS, &rounds)) {
-				fprintf(stderr, "bench-secret: --rounds from 1 to %d\n%s", DM_MAX_ROUNDS, DM_USAGE);
-				return 2;
-			}
-			rounded = 1;
-		} else {
-			fprintf(stderr, "bench-secret: unknown option '%s' with --direct-map\n%s", argv[i],
-				DM_USAGE);
-			return 2;
-		}
-	}
-	if (quick) {
-		n = counted ? n : 50;
-		rounds = rounded ? rounds : 2;
-	}
+	ret = bench_options("secret", DM_USAGE, opts, argc, argv);
+	if (ret >= 0)
+		return ret;
+	/* --quick sets what was not given. */
+	n = secrets ? (int)secrets : quick ? 50 : 1000;
+	rounds = given_rounds ? (int)given_rounds : quick ? 2 : 5;
 	err = dm_read(first);
 	if (err) {
 		fprintf(stderr, "bench-secret: no DirectMap lines in /proc/meminfo (%s): this kernel does "

@@ -354,8 +354,25 @@ static void scale_goals(struct goal g[NGOALS])
 		 thread_median[OPENSSL][0], single);
 }
 
+/* Why a bulk row has no figures, NULL when it has; @buf holds a failure's. */
+static const char *bulk_why(enum allocator a, int b, char *buf, size_t len)
+{
+	char what[64];
+
+	if (not_built[a])
+		return not_built[a];
+	if (bulk_skipped(a, b))
+		return bulk_skipped(a, b);
+	if (!bulk_err[a][b])
+		return NULL;
+	snprintf(what, sizeof(what), "keeping %d secrets live", bulk_counts[b]);
+	return failure_why(what, bulk_err[a][b], buf, len);
+}
+
 static void print_scale_table(const struct worker *w)
 {
+	const char *why;
+	char buf[192];
 	int a, t, b;
 
 	printf("\nthreads, each with %d secrets of %d B live: ns per alloc+free pair per thread\n"
@@ -400,9 +417,9 @@ static void print_scale_table(const struct worker *w)
 			if (not_built[a])
 				continue;
 			printf("%-20s %8d", names[a], bulk_counts[b]);
-			if (bulk_skipped(a, b) || bulk_err[a][b])
-				printf(" %12s %12s  %s\n", "-", "-", bulk_skipped(a, b) ? bulk_skipped(a, b) :
-				       strerror(-bulk_err[a][b]));
+			why = bulk_why(a, b, buf, sizeof(buf));
+			if (why)
+				printf(" %12s %12s  %s\n", "-", "-", why);
 			else
 				printf(" %12.1f %12.1f %12.0f\n", warm_median[a][b], cold_median[a][b],
 				       faults_median[a][b]);
@@ -440,20 +457,10 @@ static void print_scale_ratios(void)
 		printf("  %-4s %s: %s\n", g[i].met ? "met" : "MISS", g[i].target, g[i].figure);
 }
 
-/* Why a bulk row has no figures, NULL when it has. */
-static const char *bulk_why(enum allocator a, int b)
-{
-	if (not_built[a])
-		return not_built[a];
-	if (bulk_skipped(a, b))
-		return bulk_skipped(a, b);
-	return bulk_err[a][b] ? strerror(-bulk_err[a][b]) : NULL;
-}
-
 /* The thread sweep, the bulk tables and the bare fault, as report rows. */
 static void scale_rows_json(const struct worker *w, int rounds)
 {
-	char table[32], label[32], buf[96];
+	char table[32], label[32], buf[192];
 	const char *why;
 	int a, t, b;
 
@@ -488,7 +495,7 @@ static void scale_rows_json(const struct worker *w, int rounds)
 		for (a = 0; a < NALLOC; a++) {
 			snprintf(table, sizeof(table), "bulk_%d", bulk_counts[b]);
 			report_row_begin(table, NULL, names[a]);
-			why = bulk_why(a, b);
+			why = bulk_why(a, b, buf, sizeof(buf));
 			if (why) {
 				report_row_unavailable(why);
 			} else {
@@ -509,7 +516,7 @@ static void scale_rows_json(const struct worker *w, int rounds)
 static void scale_ratios_json(const struct worker *w)
 {
 	int mm = w[MMKIT_SECRETMEM].available, t, b;
-	char what[96];
+	char what[96], buf[192];
 
 	for (t = 0; t < NTHREADS; t++) {
 		if (mm && w[OPENSSL].available) {
@@ -527,15 +534,15 @@ static void scale_ratios_json(const struct worker *w)
 		}
 	}
 	for (b = 0; b < NBULK; b++) {
-		if (bulk_why(OPENSSL, b))
+		if (bulk_why(OPENSSL, b, buf, sizeof(buf)))
 			continue;
-		if (!bulk_why(MMKIT_SECRETMEM, b)) {
+		if (!bulk_why(MMKIT_SECRETMEM, b, buf, sizeof(buf))) {
 			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, bulk %d warm", bulk_counts[b]);
 			report_ratio(what, warm_median[OPENSSL][b] / warm_median[MMKIT_SECRETMEM][b]);
 			snprintf(what, sizeof(what), "openssl over mmkit/memfd_secret, bulk %d cold", bulk_counts[b]);
 			report_ratio(what, cold_median[OPENSSL][b] / cold_median[MMKIT_SECRETMEM][b]);
 		}
-		if (!bulk_why(MMKIT_MLOCK, b)) {
+		if (!bulk_why(MMKIT_MLOCK, b, buf, sizeof(buf))) {
 			snprintf(what, sizeof(what), "openssl over mmkit/mlock, bulk %d cold", bulk_counts[b]);
 			report_ratio(what, cold_median[OPENSSL][b] / cold_median[MMKIT_MLOCK][b]);
 		}

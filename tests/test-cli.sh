@@ -121,8 +121,41 @@ for b in $benches; do
 	expect_help "bench $b " bench "$b" -h
 	cmp -s "$tmp/help" "$tmp/help-bench-$b" || fail "mmkit bench $b -h differs from --help"
 	same_help bench "$b"
-	expect_exit 2 bench "$b" --no-such-option
+	expect_bad_input bench "$b" --no-such-option
 done
+
+# A bad benchmark option: a message naming the value and what is allowed,
+# in either form (--NAME VALUE, --NAME=VALUE), not just the usage.
+# bench_bad_value NAME OPTION VALUE ALLOWED
+bench_bad_value() {
+	[ -x "$MMKIT_BUILD/bench/bench-$1" ] || return 0
+	for form in "$2 $3" "$2=$3"; do
+		# shellcheck disable=SC2086
+		expect_exit 2 bench "$1" $form
+		grep -qF -- "$2 '$3': $4" "$tmp/err" ||
+			fail "mmkit bench $1 $form: the message does not say '$2 '$3': $4': $(cat "$tmp/err")"
+		! grep -q '^usage:' "$tmp/err" || fail "mmkit bench $1 $form: the usage instead of a message"
+	done
+}
+for v in 0 abc 99999999999 -5 1.5; do
+	bench_bad_value refpage --iterations "$v" "a number from 1 to 1000000"
+	bench_bad_value names --vmas "$v" "a number from 1 to 1000000"
+	bench_bad_value pac --calls "$v" "a number from 1 to 1000000000"
+	bench_bad_value secret --rounds "$v" "a number from 1 to 51"
+	bench_bad_value sodium --rounds "$v" "a number from 1 to 99"
+	bench_bad_value lock --rounds "$v" "a number from 1 to 51"
+done
+for v in 0 2T 1.1K abc; do
+	bench_bad_value lock --size "$v" "a size from 4K to 1T"
+done
+if [ -x "$MMKIT_BUILD/bench/bench-lock" ]; then
+	# 1T is within "from one page to 1T": the error is about --rounds alone.
+	expect_exit 2 bench lock --size 1T --rounds 0
+	grep -qF -- "--rounds '0'" "$tmp/err" || fail "bench lock --size 1T: $(cat "$tmp/err")"
+	expect_exit 2 bench lock --rounds
+	grep -qF -- "'--rounds' needs a value: a number from 1 to 51" "$tmp/err" ||
+		fail "bench lock --rounds: $(cat "$tmp/err")"
+fi
 
 # Bad PIDs and sizes are bad input (2); a PID that names no process is a
 # failure of the work (1).

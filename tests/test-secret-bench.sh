@@ -73,4 +73,19 @@ for bad in "--rounds" "--rounds 0" "--rounds x" "--quick x" "--bogus"; do
 	"$mmkit" bench secret $bad >/dev/null 2>&1
 	[ $? -eq 2 ] || fail "bench secret $bad: expected exit 2"
 done
+
+# Under a small RLIMIT_MEMLOCK (unprivileged: root is exempt) a row that
+# cannot be measured says what failed and under which limit, never a bare
+# errno or "Unknown error".
+as_user="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all"
+if [ "$(id -u)" -eq 0 ] && $as_user test -x "$MMKIT_BUILD/bench/bench-secret" 2>/dev/null; then
+	$as_user sh -c 'ulimit -l 64 && exec "$1" bench secret --quick' _ "$mmkit" >"$tmp/small" 2>&1 ||
+		fail "bench secret --quick under 64 KiB failed: $(cat "$tmp/small")"
+	! grep -q 'Unknown error' "$tmp/small" || fail "under 64 KiB: $(grep 'Unknown error' "$tmp/small")"
+	grep 'unavailable: ' "$tmp/small" | grep -v 'unavailable: .* failed: .*RLIMIT_MEMLOCK 64 KiB' |
+		grep -v 'unavailable: \(not built\|not run\|no memfd_secret\)' >"$tmp/bare" || true
+	[ ! -s "$tmp/bare" ] || fail "under 64 KiB, rows without what failed and why: $(cat "$tmp/bare")"
+else
+	echo "note: not root or no setpriv: the small-limit messages not checked"
+fi
 exit 0
