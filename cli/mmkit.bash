@@ -15,6 +15,11 @@ _mmkit()
 	COMPREPLY=()
 	# The operands before the word being completed (options start with -).
 	for ((i = 2; i < COMP_CWORD; i++)); do
+		# mmkit run --perturb BYTE, --secret-heap HEAPS: the value is no operand.
+		if [[ $cmd == run && ( ${COMP_WORDS[i]} == --perturb || ${COMP_WORDS[i]} == --secret-heap ) ]]; then
+			((i++))
+			continue
+		fi
 		[[ ${COMP_WORDS[i]} == -* ]] || operands+=("${COMP_WORDS[i]}")
 	done
 	if ((COMP_CWORD == 1)); then
@@ -55,15 +60,21 @@ _mmkit()
 			esac ;;
 		run)
 			# After PROGRAM, the words are the program's.
-			if ((${#operands[@]} > 0)); then
+			if [[ $prev == --secret-heap ]] && ((${#operands[@]} == 0)); then
+				COMPREPLY=($(compgen -W "sodium openssl sodium,openssl openssl-or-malloc" -- "$cur"))
+				return
+			elif [[ $prev == --perturb ]] && ((${#operands[@]} == 0)); then
+				return
+			elif ((${#operands[@]} > 0)); then
 				COMPREPLY=($(compgen -f -- "$cur"))
 				return
 			elif [[ $cur != -* ]]; then
 				COMPREPLY=($(compgen -c -- "$cur"))
 				return
 			fi
-			words="--secret-heap=sodium --secret-heap=openssl --secret-heap=sodium,openssl
-				--secret-heap=openssl-or-malloc --perturb= --stats --help -h" ;;
+			words="--secret-heap --secret-heap=sodium --secret-heap=openssl
+				--secret-heap=sodium,openssl --secret-heap=openssl-or-malloc
+				--perturb --perturb= --stats --help -h" ;;
 		esac
 	fi
 	COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -309,6 +309,12 @@ for b in $benches; do
 	grep -qx -- -h "$tmp/words" && grep -qx -- --help "$tmp/words" ||
 		fail "mmkit bench $b - does not complete -h and --help"
 done
+# mmkit run OPTION VALUE: the heaps after --secret-heap, and a value is no PROGRAM.
+complete_words run --secret-heap ""
+[ "$(sorted "$tmp/words" '')" = "$(sorted_list openssl openssl-or-malloc sodium sodium,openssl)" ] ||
+	fail "mmkit run --secret-heap completes $(cat "$tmp/words")"
+complete_words run --perturb 85 --st
+grep -qx -- --stats "$tmp/words" || fail "mmkit run --perturb 85 --st completes $(cat "$tmp/words")"
 complete_words bench names --vmas ""
 [ ! -s "$tmp/words" ] || fail "mmkit bench names --vmas completes $(cat "$tmp/words"), not a number"
 exit 0
