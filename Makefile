@@ -214,6 +214,11 @@ $(B)/bench/bench-secret: $(B)/bench/bench-secret.peers
 $(B)/bench/bench-secret.peers: FORCE
 	$(call record,$(strip $(BENCH_CFLAGS_bench-secret) $(BENCH_LIBS_bench-secret)))
 
+# bench-sodium finds the installed shim where mmkit run does: it is rebuilt
+# when PRELOADDIR changes, as the command is.
+BENCH_CFLAGS_bench-sodium := -DMMKIT_PRELOADDIR='"$(PRELOADDIR)"'
+$(B)/bench/bench-sodium: $(B)/cli/dirs.set
+
 # Every benchmark writes its JSON through one report (bench/report.h) and
 # reads its options through one parser (bench/options.h), which takes sizes
 # with the command's own parser (cli/util.c).

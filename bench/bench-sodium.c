@@ -247,27 +247,29 @@ static void run_worker(const char *shim, const char *what, long cap, struct resu
 	}
 }
 
-/* The shim beside this program in a build tree (bench/..), or installed (libexec/mmkit/../../lib). */
+/*
+ * The shim beside this program's directory in a build tree (bench/..), or
+ * where make install put it (PRELOADDIR, as mmkit run looks for it).
+ */
 static const char *find_shim(void)
 {
-	static const char *const rel[] = { "/../" SHIM_NAME, "/../../lib/" SHIM_NAME };
 	static char path[PATH_MAX];
 	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	size_t i;
 
-	if (n < 0)
-		return NULL;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if (snprintf(path, sizeof(path), "%s%s", self, rel[i]) < (int)sizeof(path) &&
-		    !access(path, R_OK))
-			return realpath(path, NULL);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if (snprintf(path, sizeof(path), "%s/../%s", self, SHIM_NAME) < (int)sizeof(path) &&
+			    !access(path, R_OK))
+				return realpath(path, NULL);
+		}
 	}
+	if (snprintf(path, sizeof(path), "%s/%s", MMKIT_PRELOADDIR, SHIM_NAME) < (int)sizeof(path) &&
+	    !access(path, R_OK))
+		return path;
 	return NULL;
 }
 
@@ -443,7 +445,8 @@ int main(int argc, char **argv)
 		shim = find_shim();
 	plain.why = shimmed.why = libsodium_missing();
 	if (!shimmed.why && !shim)
-		shimmed.why = "no libmmkit-sodium.so beside the build tree or the install (give --shim PATH)";
+		shimmed.why = "no " SHIM_NAME " beside the build tree or in " MMKIT_PRELOADDIR
+			      " (give --shim PATH)";
 	for (i = 0; i < rounds && !plain.why; i++) {
 		progress("round %d of %d", i + 1, rounds);
 		run_worker(NULL, "speed", cap, &plain, i);
