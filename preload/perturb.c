@@ -45,6 +45,7 @@
 
 #include "glibc-malloc.h"
 #include "large-table.h"
+#include "shim.h"
 
 #define EXPORT		__attribute__((visibility("default")))
 
@@ -94,6 +95,29 @@ static struct {
  * straight to glibc: a large one would take table_lock again.
  */
 static __thread int in_library __attribute__((tls_model("initial-exec")));
+
+/*
+ * MMKIT_STATS=1 (mmkit run --stats): one line on stderr at exit, as each
+ * shim prints: the large blocks served from reference pages, their bytes,
+ * the large requests that went to glibc instead, the blocks still live.
+ */
+static unsigned long long large_blocks, large_bytes, large_from_glibc;
+static struct shim_stats stats;
+
+__attribute__((constructor)) static void stats_setup(void)
+{
+	shim_stats_setup(&stats);
+}
+
+__attribute__((destructor)) static void stats_report(void)
+{
+	if (!stats.wanted || getpid() != stats.pid)
+		return;
+	shim_stats_say(&stats, "mmkit-perturb: %s[%d]: large_blocks=%llu large_bytes=%llu "
+		       "large_from_glibc=%llu live_at_exit=%zu\n", program_invocation_short_name,
+		       (int)stats.pid, shim_counted(&large_blocks), shim_counted(&large_bytes),
+		       shim_counted(&large_from_glibc), __atomic_load_n(&table_live, __ATOMIC_RELAXED));
+}
 
 static size_t page_size(void)
 {
@@ -315,6 +339,7 @@ static void *large_map(size_t size, size_t align, int zero)
 	lock_table();
 	if (map_range(cap, align, zero, &start)) {
 		unlock_table();
+		shim_count(&large_from_glibc, 1);
 		return NULL;
 	}
 	l.addr = start;
@@ -323,9 +348,12 @@ static void *large_map(size_t size, size_t align, int zero)
 	if (table_insert(&l)) {
 		unlock_table();
 		munmap((void *)start, cap);
+		shim_count(&large_from_glibc, 1);
 		return NULL;
 	}
 	unlock_table();
+	shim_count(&large_blocks, 1);
+	shim_count(&large_bytes, size);
 	return (void *)start;
 }
 

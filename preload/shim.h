@@ -9,6 +9,7 @@
 #define MMKIT_PRELOAD_SHIM_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ struct shim_stats {
 	unsigned long long failed;	/* allocations that returned NULL */
 	unsigned long long live;	/* allocated and not freed */
 	int wanted;			/* MMKIT_STATS=1 */
+	int fd;				/* stderr as it was at start, for the line */
 	pid_t pid;			/* the process that loaded the shim: a fork
 					   child does not report its parent's counts */
 };
@@ -48,30 +50,49 @@ static inline unsigned long long shim_counted(const unsigned long long *counter)
 	return __atomic_load_n(counter, __ATOMIC_RELAXED);
 }
 
-/* From the shim's constructor. */
+/*
+ * From the shim's constructor.  The line goes to a copy of stderr taken
+ * now: programs close stderr before they exit to catch write errors (xz
+ * does), and the line comes after that, from a destructor.
+ */
 static inline void shim_stats_setup(struct shim_stats *st)
 {
 	const char *v = secure_getenv("MMKIT_STATS");
 
 	st->wanted = v && !strcmp(v, "1");
 	st->pid = getpid();
+	st->fd = st->wanted ? fcntl(2, F_DUPFD_CLOEXEC, 3) : -1;
 }
 
-/*
- * Writes one line to stderr in one write(2): no stdio, which a destructor
- * may find closed and a dying process should not trust.
- */
-static inline void __attribute__((format(printf, 1, 2))) shim_say(const char *fmt, ...)
+/* Writes one line to @fd in one write(2): no stdio, which a destructor may find closed. */
+static inline void shim_vsay(int fd, const char *fmt, va_list ap)
 {
 	char line[512];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+
+	if (n > 0 && write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
+}
+
+/* One line on stderr: a dying process should not trust stdio. */
+static inline void __attribute__((format(printf, 1, 2))) shim_say(const char *fmt, ...)
+{
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
+	shim_vsay(2, fmt, ap);
 	va_end(ap);
-	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
-		return;
+}
+
+/* The statistics line of @st, on the stderr the program started with. */
+static inline void __attribute__((format(printf, 2, 3)))
+shim_stats_say(const struct shim_stats *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	shim_vsay(st->fd >= 0 ? st->fd : 2, fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -83,7 +104,7 @@ static inline void shim_stats_report(const struct shim_stats *st, const char *sh
 {
 	if (!st->wanted || getpid() != st->pid)
 		return;
-	shim_say("%s: %s[%d]: allocations=%llu bytes=%llu in_memfd_secret=%llu in_fallback=%llu "
+	shim_stats_say(st, "%s: %s[%d]: allocations=%llu bytes=%llu in_memfd_secret=%llu in_fallback=%llu "
 		 "failed=%llu live_at_exit=%llu%s\n", shim, program_invocation_short_name,
 		 (int)st->pid, shim_counted(&st->allocs), shim_counted(&st->bytes),
 		 shim_counted(&st->secretmem), shim_counted(&st->fallback),
