@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
 # make                 library (shared + static), the mmkit command, tests, benchmarks
-# make run             build, then run the main job: mmkit probe
+# make run             build the library, mmkit and the examples, then run
+#                      the main job: mmkit probe
 # make check           native tests, then the same tests under ASan+UBSan;
 #                      the arm64 cross build must succeed too; then the
 #                      fuzz targets 10 s each, the threaded tests under
@@ -241,8 +242,9 @@ $(B)/examples/%: examples/%.c $(STLIB)
 
 -include $(wildcard $(DEPS))
 
-# Needs only a C compiler and make: no benchmark peers.
-run: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit
+# Needs only a C compiler and make: no benchmark peers.  The examples are
+# built too: the README tries one right after.
+run: $(SHLIB) $(SHLIB_LINKS) $(STLIB) $(B)/mmkit $(EXAMPLES)
 	$(B)/mmkit probe
 
 # The ASan+UBSan build lives beside the normal one; it skips the peer
