@@ -3,7 +3,11 @@
 #
 # make install with PREFIX and DESTDIR, then build consumers in C and C++
 # with nothing but pkg-config, dynamically and statically, and check that
-# the shared library exports only versioned mmkit_ symbols.
+# the shared library exports only versioned mmkit_ symbols.  The installed
+# command, every benchmark (--quick, at their smallest) and every shim of
+# mmkit run work with an empty environment (env -i); what the README says
+# about a PREFIX of one's own (PATH, PKG_CONFIG_PATH, rpath or
+# LD_LIBRARY_PATH, man) works as it says.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -55,3 +59,49 @@ if [ -e "$tmp/prefix/lib/mmkit/libmmkit-sodium.so" ]; then
 	[ "$out" = "$tmp/prefix/lib/mmkit/libmmkit-sodium.so" ] ||
 		fail "installed mmkit run preloaded '$out'"
 fi
+
+# The installed tool with no environment at all: nothing may depend on the
+# build tree, on PATH or on MMKIT_* variables.  (set -e is off: each
+# failure is reported with what the tool said.)
+set +e
+inst=$tmp/prefix
+run_empty() {	# ARGS...: $inst/bin/mmkit ARGS with env -i, output in $tmp/out
+	(cd / && env -i "$inst/bin/mmkit" "$@") >"$tmp/out" 2>&1 ||
+		fail "env -i $inst/bin/mmkit $*: exit $?: $(cat "$tmp/out")"
+}
+run_empty probe
+for b in $(cd "$top/bench" && ls bench-*.c | sed 's/^bench-\(.*\)\.c$/\1/'); do
+	[ -x "$inst/libexec/mmkit/bench-$b" ] || fail "make install did not install libexec/mmkit/bench-$b"
+	case $b in
+	names)	run_empty bench names --quick --vmas 64 --forks 5 ;;
+	secret)	run_empty bench secret --direct-map --quick --secrets 10 --rounds 1 ;;
+	*)	run_empty bench "$b" --quick ;;
+	esac
+	! grep -qi 'no libmmkit\|not found\|no such file' "$tmp/out" ||
+		fail "installed mmkit bench $b: $(cat "$tmp/out")"
+	# bench sodium measures the installed shim (when libsodium is here to compare with).
+	[ "$b" != sodium ] || grep -q 'unavailable: .*(Debian package libsodium23)' "$tmp/out" ||
+		grep -qF "$inst/lib/mmkit/libmmkit-sodium.so" "$tmp/out" ||
+		fail "installed mmkit bench sodium did not measure $inst/lib/mmkit/libmmkit-sodium.so: $(cat "$tmp/out")"
+done
+for shim in "--secret-heap=sodium" "--secret-heap=openssl" "--perturb=85"; do
+	run_empty run $shim -- /bin/sh -c 'echo "$LD_PRELOAD"'
+	case $shim in --perturb*) want=perturb ;; *) want=${shim#*=} ;; esac
+	[ "$(tail -n 1 "$tmp/out")" = "$inst/lib/mmkit/libmmkit-$want.so" ] ||
+		fail "installed mmkit run $shim preloaded: $(cat "$tmp/out")"
+done
+
+# The README's "A PREFIX of your own": mmkit and its manual pages through
+# PATH, the library through PKG_CONFIG_PATH, then an rpath or LD_LIBRARY_PATH.
+home_env="env -i PATH=$inst/bin:/usr/bin:/bin PKG_CONFIG_PATH=$inst/lib/pkgconfig"
+$home_env sh -c 'mmkit --version' >/dev/null || fail "mmkit is not found through PATH"
+$home_env sh -c 'man -w mmkit && man -w mmkit_lock' >"$tmp/out" 2>&1 ||
+	fail "man does not find the pages through PATH: $(cat "$tmp/out")"
+grep -q "^$inst/share/man/man1/mmkit.1" "$tmp/out" || fail "man mmkit opens another page: $(cat "$tmp/out")"
+$home_env sh -c 'cc -o "$1" "$2" $(pkg-config --cflags --libs mmkit) -Wl,-rpath,"$3"' _ \
+	"$tmp/rpath" "$top/tests/consumer/consumer.c" "$inst/lib" || fail "the rpath build failed"
+env -i "$tmp/rpath" >/dev/null || fail "the consumer built with an rpath does not run by itself"
+$home_env sh -c 'cc -o "$1" "$2" $(pkg-config --cflags --libs mmkit)' _ "$tmp/plain" \
+	"$top/tests/consumer/consumer.c" || fail "the plain build failed"
+env -i LD_LIBRARY_PATH="$inst/lib" "$tmp/plain" >/dev/null ||
+	fail "the consumer does not run with LD_LIBRARY_PATH=$inst/lib"
