@@ -161,7 +161,28 @@ static void limit_zero(void *arg)
 	T_EQ(mmkit_lock(p, 4096, MMKIT_LOCK_ONFAULT), -ENOMEM);
 	T_EQ(mmkit_memlock_check(p, 4096, &m), -ENOMEM);
 	T_EQ(m.limit, 0);
+	/* As mmkit_lock(3) says: the kernel's own answer under a limit of 0 is EPERM. */
+	T_EQ(raw_mlock2_onfault(p, 4096), -EPERM);
 	_exit(0);
+}
+
+/*
+ * A range with a hole: the kernel locks the mapped part before the hole,
+ * then fails with ENOMEM, and that part stays locked (mmkit_lock(3) says
+ * so, and that mmkit_unlock() of the range takes it back).
+ */
+static void test_hole_keeps_front_locked(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = map_anon(3 * page);
+	unsigned long long before = vm_locked();
+
+	T_ASSERT(!munmap(p + page, page));
+	T_EQ(mmkit_lock(p, 3 * page, 0), -ENOMEM);
+	T_EQ(vm_locked(), before + page);
+	T_EQ(mmkit_unlock(p, page), 0);
+	T_EQ(vm_locked(), before);
+	munmap(p, 3 * page);
 }
 
 static void lockall_future_unprivileged(void *arg)
@@ -275,6 +296,8 @@ int main(void)
 	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
 	T_EQ(m.exempt, 1);
 	test_onfault_charges_whole_range();
+	T_CASE("a range with a hole: -ENOMEM, the part before the hole stays locked");
+	test_hole_keeps_front_locked();
 	T_CASE("unprivileged: over-limit -ENOMEM with figures; verdicts match the kernel");
 	T_CHILD_OK(t_in_child(unprivileged_limits, NULL));
 	T_CASE("unprivileged: RLIMIT_MEMLOCK 0");

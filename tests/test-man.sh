@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
-# The manual pages (man/): each renders with no warning from man or groff;
+# The manual pages (man/): each renders with no warning from man or groff,
+# and without the traces of broken font markup groff does not warn of;
 # every function declared in include/mmkit.h has a section 3 page of its
 # own name (the page, or a one-line .so link to its family's page) whose
 # SYNOPSIS has the header's prototype word for word; every link, and every
@@ -43,6 +44,17 @@ render() {
 		fail "$1 renders with warnings"
 	fi
 	[ -s "$tmp/out" ] || fail "$1 renders as nothing"
+	# Font changes that did not happen leave their letters in the text:
+	# "--taggedRB--jsoR]" where the backslash-f of a font escape was lost (a
+	# form feed written by a tool that read it as one); groff warns of neither.
+	if LC_ALL=C grep -n "$(printf '[\001-\010\013-\037\177]')" "$1" >"$tmp/ctl"; then
+		sed 's/^/    /' "$tmp/ctl" | cat -v >&2
+		fail "$1 holds control bytes (a font escape whose backslash-f became a form feed?)"
+	fi
+	if grep -nE '[a-z0-9](RB|BR|IR|RI|BI|IB|R|B|I)(\]|--)' "$tmp/out" >"$tmp/stray"; then
+		sed 's/^/    /' "$tmp/stray" >&2
+		fail "$1 renders font letters as text (broken markup)"
+	fi
 }
 
 pages=0
