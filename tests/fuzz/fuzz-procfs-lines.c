@@ -2,7 +2,8 @@
 /*
  * The procfs layer over a file made from the input, as mmkit maps reads
  * another process's smaps: the line reader, then each line through the
- * maps-line parser, the "Key: N kB" reader and the VmFlags reader.
+ * maps-line parser, the "Key: N kB" reader, the VmFlags reader and the
+ * /proc/PID/stat reader.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 static void check_line(const char *line, const char *eol)
 {
+	enum mmkit__proc_kind kind;
 	unsigned long long bytes;
 	struct mmkit__vma v;
 
@@ -28,6 +30,9 @@ static void check_line(const char *line, const char *eol)
 		F_CHECK(bytes % 1024 == 0 || bytes == ~0ULL);
 	mmkit__kb_line(line, eol, "VmLck", &bytes);
 	mmkit__vmflags_has(line, eol, "lo");
+	if (mmkit__stat_parse(line, eol, &kind) == 0)
+		F_CHECK(kind == MMKIT__PROC_USER || kind == MMKIT__PROC_KTHREAD ||
+			kind == MMKIT__PROC_ZOMBIE);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
