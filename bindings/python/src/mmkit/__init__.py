@@ -1,0 +1,267 @@
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+"""mmkit: Linux memory-management features from Python (libmmkit).
+
+- ``Secret(size)``: secret memory (memfd_secret) as a writable buffer.
+- ``RefPage(pattern).map(size)``: memory that reads as a pattern until written.
+- ``name(buffer, name)``, ``name_range(address, length, name)``: named
+  memory, also where the kernel lacks ``CONFIG_ANON_VMA_NAME``;
+  ``regions(pid)``: the mappings of a process with those names, in the
+  shape of psutil's ``memory_maps(grouped=False)``.
+- ``probe()``: what works on this kernel and how.
+- ``lock``, ``unlock``, ``lockall``, ``unlockall``, ``memlock_check``,
+  ``memlock_check_all``: lock-on-fault within RLIMIT_MEMLOCK.
+- ``pac_get_enabled_keys``, ``pac_set_enabled_keys``: arm64 pointer
+  authentication keys of the calling thread.
+
+Every failure of the library is an ``OSError`` (``PermissionError``,
+``ProcessLookupError``, ... by its errno) whose ``strerror`` is the
+library's own text (``mmkit_last_error()``): ``"mmkit_OP: reason"``.
+
+>>> with Secret(32) as key:
+...     memoryview(key)[:4] = b"abcd"
+...     bytes(memoryview(key)[:5])
+b'abcd\\x00'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from . import _mmkit
+from ._mmkit import (
+    LOCK_CURRENT,
+    LOCK_FUTURE,
+    LOCK_ONFAULT,
+    NAME_MAX,
+    PAC_ALL_KEYS,
+    PAC_APDAKEY,
+    PAC_APDBKEY,
+    PAC_APIAKEY,
+    PAC_APIBKEY,
+    SECRET_NOACCESS,
+    SECRET_POOL_MAX,
+    SECRET_READONLY,
+    SECRET_READWRITE,
+    RefMap,
+    RefPage,
+    Secret,
+    refpage_backend_available,
+)
+
+if TYPE_CHECKING:
+    from ._mmkit import _Buffer
+
+__all__ = [
+    "LOCK_CURRENT",
+    "LOCK_FUTURE",
+    "LOCK_ONFAULT",
+    "NAME_MAX",
+    "PAC_ALL_KEYS",
+    "PAC_APDAKEY",
+    "PAC_APDBKEY",
+    "PAC_APIAKEY",
+    "PAC_APIBKEY",
+    "SECRET_NOACCESS",
+    "SECRET_POOL_MAX",
+    "SECRET_READONLY",
+    "SECRET_READWRITE",
+    "Feature",
+    "Memlock",
+    "RefMap",
+    "RefPage",
+    "Region",
+    "Secret",
+    "SecretStats",
+    "lock",
+    "lockall",
+    "memlock_check",
+    "memlock_check_all",
+    "name",
+    "name_range",
+    "pac_get_enabled_keys",
+    "pac_set_enabled_keys",
+    "probe",
+    "refpage_backend_available",
+    "regions",
+    "secret_stats",
+    "unlock",
+    "unlockall",
+]
+
+
+class Region(NamedTuple):
+    """One mapping of a process, or the part of one that a registry name covers.
+
+    The first fields are psutil's ``memory_maps(grouped=False)`` ones where
+    they mean the same: ``addr`` ("start-end" in hex, no 0x), ``perms``
+    ("rw-p"), ``path`` (what /proc/PID/maps would show with
+    ``CONFIG_ANON_VMA_NAME``: ``[anon:NAME]`` for registry names too), and
+    the sizes in bytes.  ``pss`` and ``swap`` are None where the kernel
+    does not give them.  ``kind``: "anon", "anon_named", "registry",
+    "file", "heap", "stack" or "special"; ``name``: the bare name as given
+    to ``name()``, the path of a file, "" for anonymous memory.
+    """
+
+    addr: str
+    perms: str
+    path: str
+    rss: int
+    size: int
+    pss: int | None
+    private_dirty: int
+    swap: int | None
+    locked: int
+    start: int
+    end: int
+    kind: str
+    name: str
+
+
+class Feature(NamedTuple):
+    """How one feature works here: ``status`` is "native", "fallback",
+    "unsupported" or "not_implemented"; ``backend`` what does the work;
+    ``reason`` why."""
+
+    name: str
+    status: str
+    backend: str
+    reason: str
+
+
+class Memlock(NamedTuple):
+    """What locking costs against RLIMIT_MEMLOCK, in bytes: ``limit``
+    (None: unlimited), ``locked`` (already, VmLck), ``needed`` (what the
+    request adds), ``exempt`` (CAP_IPC_LOCK: the limit does not apply),
+    ``fits`` (the request would succeed)."""
+
+    limit: int | None
+    locked: int
+    needed: int
+    exempt: bool
+    fits: bool
+
+
+class SecretStats(NamedTuple):
+    """The secret allocator of this process (mmkit_secret_stats)."""
+
+    backend: str
+    reason: str
+    last_error: str
+    allocs_live: int
+    bytes_live: int
+    pages_mapped: int
+    pages_cached: int
+    bytes_locked: int
+    memlock_limit: int | None
+    enomem: int
+    memlock_exempt: bool
+    fallback: bool
+
+
+def _path(kind: str, perms: str, name: str) -> str:
+    if kind in ("anon_named", "registry"):
+        return f"[anon_shmem:{name}]" if perms.endswith("s") else f"[anon:{name}]"
+    return name
+
+
+def regions(pid: int = 0) -> list[Region]:
+    """The mappings of process ``pid`` (0: this one) in address order, with
+    the names given by ``name()`` whether the kernel or mmkit's registry
+    keeps them (mmkit_regions).  ``ProcessLookupError`` if there is no such
+    process, ``PermissionError`` if its memory may not be read."""
+    return [
+        Region(
+            f"{start:x}-{end:x}",
+            perms,
+            _path(kind, perms, name),
+            rss,
+            size,
+            pss,
+            private_dirty,
+            swap,
+            locked,
+            start,
+            end,
+            kind,
+            name,
+        )
+        for (start, end, kind, perms, name, size, rss, pss, private_dirty, swap, locked)
+        in _mmkit.regions(pid)
+    ]
+
+
+def name(buffer: _Buffer, name: str | None) -> None:
+    """Name the pages of ``buffer`` (an mmap, RefMap, Secret on pages of
+    its own, ...) ``name``; None clears (mmkit_name).  The buffer must
+    start and end on page boundaries, or OSError EINVAL: the kernel names
+    whole pages, and the last page of a shorter buffer is not all its own.
+    A bad name (more than NAME_MAX - 1 characters, not printable ASCII, or
+    one of \\ ` $ [ ]) is OSError EINVAL too."""
+    _mmkit.name(buffer, name)
+
+
+def name_range(address: int, length: int, name: str | None) -> None:
+    """Name [address, address + length) as the C call does (mmkit_name):
+    address page aligned, the last page named whole; for reservations
+    and memory that no Python object exports."""
+    _mmkit.name_range(address, length, name)
+
+
+def probe() -> dict[str, Feature]:
+    """What each feature does on this kernel and CPU, by feature name
+    ("refpage", "names", "pac", "secret", "lock_onfault", "userfaultfd")."""
+    return {f[0]: Feature(*f) for f in _mmkit.probe()}
+
+
+def lock(buffer: _Buffer, flags: int = 0) -> None:
+    """Lock the pages of ``buffer`` in memory (mmkit_lock); ``LOCK_ONFAULT``
+    locks them as they are faulted in.  OSError ENOMEM, before asking the
+    kernel, if RLIMIT_MEMLOCK would be exceeded (``memlock_check`` says by
+    how much)."""
+    _mmkit.lock(buffer, flags)
+
+
+def unlock(buffer: _Buffer) -> None:
+    """Unlock the pages of ``buffer`` (mmkit_unlock)."""
+    _mmkit.unlock(buffer)
+
+
+def lockall(flags: int) -> None:
+    """Lock the process's memory (mmkit_lockall): ``LOCK_CURRENT``,
+    ``LOCK_FUTURE``, ``LOCK_ONFAULT`` or'ed; the limit is checked first."""
+    _mmkit.lockall(flags)
+
+
+def unlockall() -> None:
+    """Unlock all of the process's memory (mmkit_unlockall)."""
+    _mmkit.unlockall()
+
+
+def memlock_check(buffer: _Buffer | None = None) -> Memlock:
+    """What locking ``buffer`` would cost against RLIMIT_MEMLOCK, and
+    whether it fits (mmkit_memlock_check); None: the current state."""
+    return Memlock(*_mmkit.memlock_check(buffer))
+
+
+def memlock_check_all(flags: int) -> Memlock:
+    """Like ``memlock_check`` for ``lockall(flags)`` (mmkit_memlock_check_all)."""
+    return Memlock(*_mmkit.memlock_check_all(flags))
+
+
+def pac_get_enabled_keys() -> int:
+    """The calling thread's enabled pointer-authentication keys, a mask of
+    PAC_* (mmkit_pac_get_enabled_keys); OSError EOPNOTSUPP unless arm64
+    with address authentication."""
+    return _mmkit.pac_get_enabled_keys()
+
+
+def pac_set_enabled_keys(mask: int, enabled: int) -> None:
+    """Enable the keys of ``mask`` set in ``enabled`` and disable the others,
+    for the calling thread only (mmkit_pac_set_enabled_keys)."""
+    _mmkit.pac_set_enabled_keys(mask, enabled)
+
+
+def secret_stats() -> SecretStats:
+    """The secret allocator's backend, live allocations and RLIMIT_MEMLOCK
+    charge (mmkit_secret_stats)."""
+    return SecretStats(*_mmkit.secret_stats())
