@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+"""mmkit.name, name_range and regions: names seen by regions, in psutil's shape."""
+
+import ctypes
+import errno
+import mmap
+import os
+
+import pytest
+
+import mmkit
+
+
+def address_of(m: mmap.mmap) -> int:
+    view = ctypes.c_char.from_buffer(m)
+    try:
+        return ctypes.addressof(view)
+    finally:
+        del view
+
+
+def region_at(address: int) -> mmkit.Region:
+    return next(r for r in mmkit.regions() if r.start <= address < r.end)
+
+
+def test_a_named_buffer_is_seen_by_regions() -> None:
+    m = mmap.mmap(-1, 4 * mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    start = address_of(m)
+    mmkit.name(m, "py test-names")
+    r = region_at(start)
+    assert (r.start, r.end) == (start, start + 4 * mmap.PAGESIZE)
+    assert r.name == "py test-names" and r.path == "[anon:py test-names]"
+    assert r.kind in ("anon_named", "registry")
+    assert r.addr == f"{r.start:x}-{r.end:x}" and r.perms == "rw-p" and r.size == 4 * mmap.PAGESIZE
+    mmkit.name(m, None)
+    r = region_at(start)
+    assert r.name == "" and r.kind == "anon" and r.path == ""
+    m.close()
+
+
+def test_name_range_names_part_of_a_mapping() -> None:
+    m = mmap.mmap(-1, 4 * mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    start = address_of(m)
+    mmkit.name_range(start + mmap.PAGESIZE, mmap.PAGESIZE + 1, "two pages")
+    r = region_at(start + mmap.PAGESIZE)
+    assert (r.start, r.end, r.name) == (start + mmap.PAGESIZE, start + 3 * mmap.PAGESIZE, "two pages")
+    assert region_at(start).name == ""
+    m.close()
+
+
+def test_a_buffer_not_covering_whole_pages_is_einval() -> None:
+    m = mmap.mmap(-1, 2 * mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    with memoryview(m) as v:
+        for part in (v[1:mmap.PAGESIZE + 1], v[:mmap.PAGESIZE + 1], v[:0]):
+            with pytest.raises(OSError) as e:
+                mmkit.name(part, "x")
+            assert e.value.errno == errno.EINVAL and "whole pages" in str(e.value.strerror)
+            part.release()
+    with pytest.raises(OSError) as e:
+        mmkit.name_range(address_of(m) + 1, 10, "x")
+    assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith("mmkit_name")
+    m.close()
+
+
+@pytest.mark.parametrize("bad", ["a$b", "back`tick", "[x]", "é", "x" * mmkit.NAME_MAX, "tab\t"])
+def test_bad_names_are_einval_with_the_library_text(bad: str) -> None:
+    m = mmap.mmap(-1, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    with pytest.raises(OSError) as e:
+        mmkit.name(m, bad)
+    assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith("mmkit_name: ")
+    mmkit.name(m, "x" * (mmkit.NAME_MAX - 1))
+    with pytest.raises(ValueError):
+        mmkit.name(m, "nul\0inside")
+    with pytest.raises(TypeError):
+        mmkit.name(m, b"bytes")  # type: ignore[arg-type]
+    m.close()
+
+
+def test_a_uffd_refmap_can_be_named() -> None:
+    ok, why = mmkit.refpage_backend_available("uffd")
+    if not ok:
+        pytest.skip(f"uffd: {why}")
+    with mmkit.RefPage(b"r", backend="uffd") as rp, rp.map(2 * mmap.PAGESIZE) as m:
+        mmkit.name(m, "refpage")
+        r = region_at(m.address)
+        assert r.name == "refpage" and r.size == 2 * mmap.PAGESIZE
+
+
+def test_regions_errors() -> None:
+    with pytest.raises(OSError) as e:
+        mmkit.regions(-1)
+    assert e.value.errno == errno.EINVAL
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    with pytest.raises(ProcessLookupError) as e2:
+        mmkit.regions(pid)
+    assert str(pid) in str(e2.value.strerror)
+
+
+def test_regions_of_this_process_in_order() -> None:
+    rs = mmkit.regions(os.getpid())
+    assert rs and all(a.end <= b.start for a, b in zip(rs, rs[1:]))
+    assert any(r.kind == "stack" and r.path == "[stack]" for r in rs)
+    assert all(r.size == r.end - r.start and len(r.perms) == 4 for r in rs)
