@@ -69,4 +69,4 @@ done
 (cd "$build" && "$venv/bin/python" -m pytest -q -p no:cacheprovider \
 	--doctest-modules "$venv"/lib/python3*/site-packages/mmkit "$top/bindings/python/tests") || exit 1
 MYPYPATH=src "$venv/bin/python" -m mypy --strict --cache-dir "$build/python-mypy-cache" \
-	src/mmkit tests || exit 1
+	src/mmkit tests bench || exit 1
