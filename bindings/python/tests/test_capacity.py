@@ -5,6 +5,7 @@ clean OSError ENOMEM that names the limit."""
 
 import os
 import resource
+import stat
 import subprocess
 import sys
 
@@ -40,9 +41,22 @@ print("ok", st.backend, st.bytes_locked)
 """
 
 
+def readable_by_all(path: str) -> bool:
+    """Whether others may reach path: every directory above it searchable."""
+    path = os.path.dirname(os.path.realpath(path))
+    while path != "/":
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            return False
+        path = os.path.dirname(path)
+    return True
+
+
 def run_as_nobody(count: int, memlock: int) -> subprocess.CompletedProcess[str]:
     if os.geteuid() != 0:
         pytest.skip("needs root to become uid 65534 (an unprivileged user without CAP_IPC_LOCK)")
+    for path in (mmkit.__file__, sys.executable):
+        if not readable_by_all(path):
+            pytest.skip(f"uid 65534 cannot reach {path}")
 
     def become_nobody() -> None:
         resource.setrlimit(resource.RLIMIT_MEMLOCK, (memlock, memlock))
