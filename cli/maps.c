@@ -49,16 +49,6 @@ static const char *const value_keys[NVALUES] = {
 	"size_kib", "rss_kib", "pss_kib", "private_dirty_kib", "swap_kib", "locked_kib",
 };
 
-static const char *const kind_names[] = {
-	[MMKIT_REGION_ANON]		= "anon",
-	[MMKIT_REGION_ANON_NAMED]	= "anon_named",
-	[MMKIT_REGION_REGISTRY]		= "registry",
-	[MMKIT_REGION_FILE]		= "file",
-	[MMKIT_REGION_HEAP]		= "heap",
-	[MMKIT_REGION_STACK]		= "stack",
-	[MMKIT_REGION_SPECIAL]		= "special",
-};
-
 struct group {
 	char *name;
 	enum mmkit_region_kind kind;
@@ -238,8 +228,8 @@ static void print_json(pid_t pid, const struct report *rep, const struct group *
 	for (i = 0; i < rep->n; i++) {
 		printf("%s\n  {\"name\": ", i ? "," : "");
 		cli_json_string(stdout, rep->g[i].name);
-		printf(", \"kind\": \"%s\", \"source\": \"%s\", ", kind_names[rep->g[i].kind],
-		       source(rep->g[i].kind));
+		printf(", \"kind\": \"%s\", \"source\": \"%s\", ",
+		       mmkit_region_kind_name(rep->g[i].kind), source(rep->g[i].kind));
 		print_values(&rep->g[i]);
 		printf("}");
 	}

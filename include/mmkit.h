@@ -150,6 +150,12 @@ typedef int (*mmkit_region_fn)(const struct mmkit_region *region, void *arg);
  * or -EPERM if its memory may not be read (another user, not dumpable).
  */
 int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg);
+/*
+ * Stable lower-case word of a region kind ("anon", "anon_named",
+ * "registry", "file", "heap", "stack", "special"), NULL if out of range
+ * (since 0.2).
+ */
+const char *mmkit_region_kind_name(enum mmkit_region_kind kind);
 
 /* ------------------------------------------------------------------ */
 /* Lock-on-fault                                                        */

@@ -416,6 +416,23 @@ static int read_regions(pid_t pid, mmkit_region_fn fn, void *arg, int *stopped)
 	return ret;
 }
 
+static const char *const kind_names[] = {
+	[MMKIT_REGION_ANON]		= "anon",
+	[MMKIT_REGION_ANON_NAMED]	= "anon_named",
+	[MMKIT_REGION_REGISTRY]		= "registry",
+	[MMKIT_REGION_FILE]		= "file",
+	[MMKIT_REGION_HEAP]		= "heap",
+	[MMKIT_REGION_STACK]		= "stack",
+	[MMKIT_REGION_SPECIAL]		= "special",
+};
+
+MMKIT_EXPORT const char *mmkit_region_kind_name(enum mmkit_region_kind kind)
+{
+	if ((unsigned int)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+		return NULL;
+	return kind_names[kind];
+}
+
 /* A non-zero value of @fn is passed on as it is, leaving the last error alone. */
 MMKIT_EXPORT int mmkit_regions(pid_t pid, mmkit_region_fn fn, void *arg)
 {

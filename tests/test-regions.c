@@ -476,6 +476,24 @@ static void test_hostile(void)
 	unmap_guarded(p, 8);
 }
 
+static void test_kind_names(void)
+{
+	static const char *const expected[] = {
+		[MMKIT_REGION_ANON] = "anon", [MMKIT_REGION_ANON_NAMED] = "anon_named",
+		[MMKIT_REGION_REGISTRY] = "registry", [MMKIT_REGION_FILE] = "file",
+		[MMKIT_REGION_HEAP] = "heap", [MMKIT_REGION_STACK] = "stack",
+		[MMKIT_REGION_SPECIAL] = "special",
+	};
+	size_t i;
+
+	T_CASE("mmkit_region_kind_name: each kind's stable word, NULL beyond");
+	for (i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
+		T_ASSERT(mmkit_region_kind_name((enum mmkit_region_kind)i) &&
+			 !strcmp(mmkit_region_kind_name((enum mmkit_region_kind)i), expected[i]));
+	T_ASSERT(!mmkit_region_kind_name((enum mmkit_region_kind)i));
+	T_ASSERT(!mmkit_region_kind_name((enum mmkit_region_kind)-1));
+}
+
 int main(void)
 {
 	struct mmkit_features f;
@@ -483,6 +501,7 @@ int main(void)
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	T_EQ(mmkit_probe(&f), 0);
 	registry = f.feature[MMKIT_FEATURE_NAMES].status == MMKIT_STATUS_FALLBACK;
+	test_kind_names();
 	test_basics();
 	test_split();
 	test_several();
