@@ -168,16 +168,6 @@ static int region_add(const struct mmkit_region *r, void *arg)
 	return 0;
 }
 
-static const char *const kind_names[] = {
-	[MMKIT_REGION_ANON] = "anon",
-	[MMKIT_REGION_ANON_NAMED] = "anon_named",
-	[MMKIT_REGION_REGISTRY] = "registry",
-	[MMKIT_REGION_FILE] = "file",
-	[MMKIT_REGION_HEAP] = "heap",
-	[MMKIT_REGION_STACK] = "stack",
-	[MMKIT_REGION_SPECIAL] = "special",
-};
-
 static PyObject *optional_u64(int have, unsigned long long v)
 {
 	return have ? PyLong_FromUnsignedLongLong(v) : Py_NewRef(Py_None);
@@ -185,11 +175,10 @@ static PyObject *optional_u64(int have, unsigned long long v)
 
 static PyObject *region_tuple(const struct compact *c)
 {
-	const char *kind = (unsigned int)c->kind < sizeof(kind_names) / sizeof(kind_names[0]) ?
-			   kind_names[c->kind] : "unknown";
+	const char *kind = mmkit_region_kind_name(c->kind);
 
 	/* Paths are any bytes: undecodable ones escape as os.fsdecode() does. */
-	return Py_BuildValue("(kkssNKKNKNK)", c->start, c->end, kind, c->perms,
+	return Py_BuildValue("(kkssNKKNKNK)", c->start, c->end, kind ? kind : "unknown", c->perms,
 			     PyUnicode_DecodeUTF8(c->name, (Py_ssize_t)strlen(c->name),
 						  "surrogateescape"),
 			     c->size, c->rss, optional_u64(c->have & MMKIT_REGION_HAVE_PSS, c->pss),
