@@ -18,6 +18,10 @@
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC			0x0001U
 #endif
+/* Linux 5.1 */
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE		0x0010
+#endif
 /* Linux 6.3 */
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL			0x0008U

@@ -18,9 +18,12 @@
 #include "names.h"
 #include "procfs.h"
 
-/* How long a reader keeps trying while writers change the registry. */
+/* How long a reader keeps trying, in all, while writers change the registries of a process. */
 #define READ_DEADLINE_NS	2000000000ull
-/* A writer holds seq odd for one memmove(): odd and unchanged this long, it died in an update. */
+/*
+ * A writer holds seq odd for one memcpy(): odd and unchanged this long, it
+ * died in an update.  One wait for all the registries of a process.
+ */
 #define DEAD_WRITER_NS		1000000000ull
 /* Reads again at once (after sched_yield()) this many times before sleeping. */
 #define BACKOFF_YIELDS		8
@@ -88,45 +91,105 @@ static void backoff(unsigned int waits)
 }
 
 /*
- * Asks the writer that changed the entries under a read of @read_ns to
- * wait, before its next change, twice that long: time for one whole read.
- * Best effort: a reader that may not write the file just tries again.
+ * What one call may spend reading the registries of a process, however
+ * many it holds: a registry whose writer died mid-update (seq odd and
+ * unchanged) is waited for until @dead_at, set DEAD_WRITER_NS after the
+ * first one met, and no read goes on past @deadline.
  */
-static void ask_pause(int fd, uint64_t read_ns)
-{
-	uint64_t us = read_ns / 500 + 50;
-	uint32_t pause = us < MMKIT__REGISTRY_PAUSE_MAX_US ? (uint32_t)us :
-			 MMKIT__REGISTRY_PAUSE_MAX_US;
+struct read_budget {
+	uint64_t deadline;
+	uint64_t dead_at;	/* 0 until a seq is met odd */
+};
 
-	sys_pwrite(fd, &pause, sizeof(pause), offsetof(struct mmkit__registry_header, pause_us));
+/*
+ * Asks the writer of the registry at @fd for a snapshot (names-registry.c)
+ * by holding a read lock on it, which goes with the descriptor.  Best
+ * effort: without it the reader only has to wait longer.
+ */
+static void ask_snapshot(int fd, int *asked)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+
+	if (!*asked)
+		sys_fcntl(fd, F_OFD_SETLK, (unsigned long)&fl);
+	*asked = 1;
+}
+
+/* Reads @n entries at @off of @fd into *@e: 0, 1 if the file is shorter (torn), or -errno. */
+static int entries_pread(int fd, size_t n, off_t off, struct mmkit__name_range **e)
+{
+	ssize_t got;
+
+	*e = NULL;
+	if (!n)
+		return 0;
+	*e = mmkit__calloc(n, sizeof(**e));
+	if (!*e)
+		return -ENOMEM;
+	got = sys_pread(fd, *e, n * sizeof(**e), off);
+	if (got >= 0 && (size_t)got == n * sizeof(**e))
+		return 0;
+	free(*e);
+	*e = NULL;
+	return got < 0 ? (int)got : 1;
+}
+
+/*
+ * The snapshot of the registry at @fd whose header read @h, if the writer
+ * made it since the reader first saw live seq @first (a copy of an older
+ * state would undo names set since the read began) and it did not change
+ * under the read: how many entries into *@e, -EAGAIN if there is none
+ * such, or -errno.
+ */
+static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uint32_t first,
+			     size_t room, struct mmkit__name_range **e)
+{
+	struct mmkit__registry_header again;
+	ssize_t n;
+	int ret;
+
+	if ((h->snap_seq & 1) || (int32_t)(h->snap_of - first) < 0 || h->snap_count > h->cap)
+		return -EAGAIN;
+	if (h->snap_count > room)
+		return -E2BIG;
+	ret = entries_pread(fd, h->snap_count, (off_t)(sizeof(*h) + (uint64_t)h->cap * sizeof(**e)), e);
+	if (ret)
+		return ret < 0 ? ret : -EAGAIN;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	n = sys_pread(fd, &again, sizeof(again), 0);
+	if (n == (ssize_t)sizeof(again) && again.snap_seq == h->snap_seq)
+		return h->snap_count;
+	free(*e);
+	*e = NULL;
+	return n < 0 ? n : -EAGAIN;
 }
 
 /*
  * Reads a registry of another process through @fd, reading again what a
- * writer tore: after a backoff while seq is odd (asking the writer to
- * pause once yields were not enough), at once (the writer asked to pause)
- * when seq changed across the read.  A seq odd and unchanged for
- * DEAD_WRITER_NS was left so by a writer that died in an update: the
- * entries are read as they are, and only those that pass entries_sane()
- * kept (the range being changed may show its old name or none).  Gives up
- * with -EAGAIN after READ_DEADLINE_NS.  A file that is not a registry of
- * this version holds no names for us.
+ * writer tore: after a backoff while seq is odd, at once when seq changed
+ * across the read.  Once yields were not enough it asks the writer for a
+ * snapshot, and takes it when one comes that is recent enough.  A seq odd
+ * and unchanged past @b's dead_at was left so by a writer that died in an
+ * update: the entries are read as they are, and only those that pass
+ * entries_sane() kept (the range being changed may show its old name or
+ * none).  Gives up with -EAGAIN past @b's deadline.  A file that is not a
+ * registry of this version holds no names for us.
  */
 /* -E2BIG: the header claims more than @room entries. */
-static ssize_t registry_read(int fd, size_t room, struct mmkit__name_range **out)
+static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
+			     struct mmkit__name_range **out)
 {
 	struct mmkit__registry_header h, again;
 	struct mmkit__name_range *e = NULL;
-	uint64_t begin = sys_monotonic_ns(), t0, odd_since = 0;
-	uint32_t odd_seq = 0;
-	unsigned int waits = 0;
-	size_t bytes;
+	uint32_t first = 0, odd_seq = 0;
+	unsigned int waits = 0, odd_waits = 0;
+	int dead, asked = 0, ret;
+	uint64_t t0;
 	ssize_t n;
-	int dead;
 
 	for (;; free(e), e = NULL) {
 		t0 = sys_monotonic_ns();
-		if (t0 - begin > READ_DEADLINE_NS)
+		if (t0 > b->deadline)
 			return -EAGAIN;
 		n = sys_pread(fd, &h, sizeof(h), 0);
 		if (n < 0)
@@ -136,38 +199,47 @@ static ssize_t registry_read(int fd, size_t room, struct mmkit__name_range **out
 			return 0;
 		if (h.count > room)
 			return -E2BIG;
+		if (h.count > h.cap)
+			return 0;
+		if (!waits)
+			first = h.seq;
+		if (asked) {
+			n = snapshot_read(fd, &h, first, room, &e);
+			if (n >= 0)
+				return entries_keep(e, (size_t)n, out);
+			if (n != -EAGAIN)
+				return n;
+		}
 		dead = 0;
 		if (h.seq & 1) {
+			if (!b->dead_at)
+				b->dead_at = t0 + DEAD_WRITER_NS;
 			if (h.seq != odd_seq) {
 				odd_seq = h.seq;
-				odd_since = t0;
+				odd_waits = 0;
 			}
-			dead = t0 - odd_since >= DEAD_WRITER_NS;
+			/* Past the budget, a few yields tell a live writer from a dead one. */
+			dead = t0 >= b->dead_at && odd_waits > BACKOFF_YIELDS;
 			if (!dead) {
+				odd_waits++;
 				/*
 				 * A writer that starts its next change as soon as
 				 * it ends one keeps seq odd nearly all the time:
 				 * once yielding was not enough, it is asked for a
-				 * pause longer than our sleeps have grown.
+				 * snapshot.
 				 */
 				if (++waits > BACKOFF_YIELDS)
-					ask_pause(fd, t0 - begin);
+					ask_snapshot(fd, &asked);
 				backoff(waits);
 				continue;
 			}
 		}
-		bytes = h.count * sizeof(*e);
-		if (bytes) {
-			e = mmkit__calloc(h.count, sizeof(*e));
-			if (!e)
-				return -ENOMEM;
-			n = sys_pread(fd, e, bytes, sizeof(h));
-			if (n < 0) {
-				free(e);
-				return n;
-			}
-			if ((size_t)n < bytes)
-				continue;
+		ret = entries_pread(fd, h.count, sizeof(h), &e);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			waits++;
+			continue;
 		}
 		if (!dead) {
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -177,7 +249,8 @@ static ssize_t registry_read(int fd, size_t room, struct mmkit__name_range **out
 				return n;
 			}
 			if ((size_t)n != sizeof(again) || again.seq != h.seq) {
-				ask_pause(fd, sys_monotonic_ns() - t0);
+				if (++waits > 1)
+					ask_snapshot(fd, &asked);
 				continue;
 			}
 		}
@@ -433,11 +506,8 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
 		sys_close(path_fd);
 		return ret;
 	}
-	/* Writable if it may be, to ask a busy writer for a pause (ask_pause()). */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
-	fd = sys_open(self, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0);
-	if (fd == -EACCES || fd == -EPERM || fd == -EROFS)
-		fd = sys_open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	fd = sys_open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
 	sys_close(path_fd);
 	return fd;
 }
@@ -448,6 +518,7 @@ struct pid_read {
 	struct table *regs;
 	size_t entries;		/* allocated for so far, at most REGISTRY_MAX_ENTRIES */
 	struct mmkit__names_stats *stats;
+	struct read_budget budget;
 };
 
 static int read_one(int fd_dir, const char *name, void *arg)
@@ -470,7 +541,7 @@ static int read_one(int fd_dir, const char *name, void *arg)
 		return -ENOMEM;
 	}
 	r->regs = bigger;
-	got = registry_read(fd, REGISTRY_MAX_ENTRIES - r->entries, &e);
+	got = registry_read(fd, REGISTRY_MAX_ENTRIES - r->entries, &r->budget, &e);
 	sys_close(fd);
 	if (got == -E2BIG) {
 		r->stats->too_big++;
@@ -490,7 +561,8 @@ static int read_one(int fd_dir, const char *name, void *arg)
 static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range **out,
 				 struct mmkit__names_stats *stats)
 {
-	struct pid_read r = { { NULL, 0, 0 }, NULL, 0, stats };
+	struct pid_read r = { { NULL, 0, 0 }, NULL, 0, stats,
+			      { sys_monotonic_ns() + READ_DEADLINE_NS, 0 } };
 	char path[64];
 	ssize_t got = 0;
 	int dfd, ret;

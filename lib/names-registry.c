@@ -2,19 +2,27 @@
 /*
  * The registry: where mmkit_name() keeps names when the kernel cannot
  * (names.c), so that other processes can read them (names-read.c).
- *  - a memfd "mmkit-names" (MFD_CLOEXEC), kept open and mapped MAP_SHARED;
- *  - struct mmkit__registry_header, then `count` struct mmkit__name_range
- *    sorted by start, not overlapping; the file grows (ftruncate +
- *    mremap), never shrinks;
+ *  - the names themselves are in process-private memory (reg.t), which
+ *    mmkit_regions(0) copies; the memfd "mmkit-names" (MFD_CLOEXEC) only
+ *    shows them to other processes, and is never read back: nothing a
+ *    peer does to the file can change what this process believes;
+ *  - the memfd is sealed (registry_create()): only this process's mapping
+ *    can write it, and nobody can shrink it (which would make our writes
+ *    fault) or grow it.  It holds struct mmkit__registry_header, then two
+ *    areas of `cap` entries: the live one, `count` entries sorted by start,
+ *    not overlapping, and a snapshot.  Room runs out: a new memfd twice
+ *    as large replaces it;
  *  - a mutex serialises the writers (threads of this process); `seq` is odd
- *    while one changes the entries, and a reader that sees it odd, or
+ *    while one changes the live entries, and a reader that sees it odd, or
  *    changed across its read, reads again (names-read.c: it backs off, and
  *    reads anyway, checking each entry, a seq left odd by a writer that
- *    died); a writer finding seq odd makes it even again;
- *  - a reader that a busy writer never lets finish asks, in `pause_us`,
- *    for one pause before the next change, as long as one read takes it
- *    (bounded): the writer clears it and waits, so a reader that died costs
- *    one pause;
+ *    died);
+ *  - a reader that a busy writer never lets finish asks for a snapshot by
+ *    holding a read lock on the file (all a reader may do to it): at the
+ *    end of its next call the writer copies all the entries into the
+ *    snapshot area, which stays as it is until the next snapshot.  The
+ *    writer never waits for a reader, and snapshots are rationed to a few
+ *    per cent of its time (registry_snapshot());
  *  - another process finds the registry by the link
  *    "/memfd:mmkit-names (deleted)" in /proc/PID/fd and reads it through
  *    /proc/PID/fd/N: the same PTRACE_MODE_READ access /proc/PID/smaps takes
@@ -68,22 +76,28 @@
 /* Registry size below which unmapped ranges are not looked for (registry_prune()). */
 #define PRUNE_MIN		64
 
-static struct {
-	pthread_mutex_t lock;
-	int fd;				/* -1 until the first name is stored */
-	struct mmkit__registry_header *hdr;	/* the memfd, mapped MAP_SHARED */
-	size_t size;			/* bytes of the file and the mapping */
-	dev_t dev;			/* the file fd must still refer to */
-	ino_t ino;
-	size_t prune_at;		/* entries that make registry_prune() look */
-	int atfork_done;
-} reg = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .prune_at = PRUNE_MIN };
-
 /* An array of named ranges, sorted by start, not overlapping. */
 struct table {
 	struct mmkit__name_range *e;
 	size_t n;
 };
+
+static struct {
+	pthread_mutex_t lock;
+	struct table t;			/* the names: what the memfd shows is a copy */
+	size_t room;			/* entries t.e has room for */
+	int fd;				/* -1 until the first name is stored */
+	struct mmkit__registry_header *hdr;	/* the memfd, mapped MAP_SHARED: only written */
+	size_t cap;			/* entries each area of the memfd holds */
+	dev_t dev;			/* the file fd must still refer to */
+	ino_t ino;
+	uint32_t seq;			/* the live entries' seq, even */
+	uint32_t snap_seq;		/* the snapshot's seq, even */
+	uint32_t snap_of;		/* the live seq the snapshot is a copy of */
+	uint64_t snap_after;		/* no snapshot before this time (ns) */
+	size_t prune_at;		/* entries that make registry_prune() look */
+	int atfork_done;
+} reg = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .prune_at = PRUNE_MIN };
 
 /* A VMA of /proc/self/maps: whether the kernel would name it. */
 struct span {
@@ -98,12 +112,15 @@ struct span {
  * entries, which has room for 2 more: trims or splits the entries it
  * overlaps, as the kernel splits VMAs, and joins equal neighbours.  A
  * binary search and one memmove() of the entries after the range.
+ * Returns the first entry changed; *@last (if not NULL) gets the end of
+ * the entries changed.
  */
-void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, uint64_t end,
-		       const char *name)
+size_t mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, uint64_t end,
+			 const char *name, size_t *last)
 {
 	struct mmkit__name_range rep[3];
-	size_t i = 0, j, k = 0, lo, hi, cnt = *n, p;
+	size_t i = 0, j, k = 0, lo, hi, cnt = *n, p, first;
+	int moved;
 
 	/* i: the first entry ending after start; j: the first starting at or after end. */
 	for (hi = cnt; i < hi;) {
@@ -133,9 +150,11 @@ void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, u
 		rep[k] = e[j - 1];
 		rep[k++].start = end;
 	}
+	moved = j != i + k;
 	memmove(&e[i + k], &e[j], (cnt - j) * sizeof(*e));
 	memcpy(&e[i], rep, k * sizeof(*e));
 	cnt = cnt - (j - i) + k;
+	first = i;
 	/* Only pairs around the change, (i - 1, i) to (i + k - 1, i + k), can be equal neighbours. */
 	lo = i ? i : 1;
 	hi = i + k < cnt ? i + k : cnt - 1;
@@ -145,8 +164,13 @@ void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, u
 		e[p - 1].end = e[p].end;
 		memmove(&e[p], &e[p + 1], (cnt - p - 1) * sizeof(*e));
 		cnt--;
+		moved = 1;
+		first = p - 1 < first ? p - 1 : first;
 	}
 	*n = cnt;
+	if (last)
+		*last = moved ? cnt : i + k;
+	return first;
 }
 
 /* Joins neighbours with the same name; returns the new count. */
@@ -319,41 +343,70 @@ static ssize_t read_spans(struct span **out)
 	return (ssize_t)n;
 }
 
-static struct mmkit__name_range *registry_entries(struct mmkit__registry_header *hdr)
+/* Where area @area (0: live, 1: snapshot) begins in a memfd of @cap entries per area. */
+static size_t area_offset(size_t cap, int area)
 {
-	return (struct mmkit__name_range *)(hdr + 1);
+	return sizeof(struct mmkit__registry_header) + area * cap * sizeof(struct mmkit__name_range);
 }
 
-/* Makes reg a new memfd of @size bytes holding a copy of @from (NULL: empty). */
-static int registry_new(size_t size, const struct mmkit__registry_header *from)
+static struct mmkit__name_range *area_entries(int area)
 {
-	struct stat st;
-	void *p;
-	int fd, ret;
+	return (struct mmkit__name_range *)((char *)reg.hdr + area_offset(reg.cap, area));
+}
 
-	fd = sys_memfd_create(MMKIT__REGISTRY_NAME, MFD_CLOEXEC);
-	if (fd < 0)
-		return fd;
-	ret = sys_ftruncate(fd, (off_t)size);
+/*
+ * Makes a memfd with room for @cap entries per area showing reg.t, into
+ * *@fd and *@hdr.  Sealed: no other process can write it (F_SEAL_FUTURE_WRITE
+ * keeps only the mapping made here writable), nor shrink it, which would
+ * make our writes fault, nor grow it.  Another process may open it before
+ * the seals: its size is checked once it can no longer change, and what
+ * such a process writes through a mapping it made meanwhile is only ever
+ * read by readers, who check it.  The magic goes last, so a reader never
+ * takes a file half made for a registry.
+ */
+static int registry_create(size_t cap, int *fd, struct mmkit__registry_header **hdr,
+			   struct stat *st)
+{
+	size_t size = area_offset(cap, 2);
+	struct mmkit__registry_header *h;
+	void *p = NULL;
+	int ret;
+
+	*fd = sys_memfd_create(MMKIT__REGISTRY_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (*fd < 0)
+		return *fd;
+	ret = sys_ftruncate(*fd, (off_t)size);
 	if (!ret)
-		ret = sys_fstat(fd, &st);
+		ret = sys_fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
 	if (!ret)
-		ret = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &p);
+		ret = sys_fstat(*fd, st);
+	if (!ret && (uint64_t)st->st_size != size)
+		ret = -EBUSY;
+	if (!ret)
+		ret = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0, &p);
+	if (!ret)
+		ret = sys_fcntl(*fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL);
+	/* Before Linux 5.1: others may write what readers read, but cannot make us fault. */
+	if (ret == -EINVAL)
+		ret = sys_fcntl(*fd, F_ADD_SEALS, F_SEAL_SEAL);
 	if (ret) {
-		sys_close(fd);
+		if (p)
+			sys_munmap(p, size);
+		sys_close(*fd);
 		return ret;
 	}
-	if (from) {
-		memcpy(p, from, size);
-	} else {
-		((struct mmkit__registry_header *)p)->magic = MMKIT__REGISTRY_MAGIC;
-		((struct mmkit__registry_header *)p)->version = MMKIT__REGISTRY_VERSION;
-	}
-	reg.fd = fd;
-	reg.hdr = p;
-	reg.size = size;
-	reg.dev = st.st_dev;
-	reg.ino = st.st_ino;
+	h = p;
+	h->version = MMKIT__REGISTRY_VERSION;
+	h->cap = (uint32_t)cap;
+	h->seq = reg.seq;
+	h->count = (uint32_t)reg.t.n;
+	h->snap_seq = reg.snap_seq;
+	/* Older than any seq this file shows: no reader takes this empty snapshot. */
+	h->snap_of = reg.seq - 2;
+	if (reg.t.n)
+		memcpy((char *)h + area_offset(cap, 0), reg.t.e, reg.t.n * sizeof(*reg.t.e));
+	__atomic_store_n(&h->magic, MMKIT__REGISTRY_MAGIC, __ATOMIC_RELEASE);
+	*hdr = h;
 	return 0;
 }
 
@@ -373,26 +426,38 @@ static int registry_fd_ours(void)
 }
 
 /*
- * Moves the registry to a new memfd, closing the old one if its
- * descriptor is still ours.  On failure there is no registry: a
- * half-shared one would be worse than names lost.
+ * Moves the registry to a new memfd of @cap entries per area, closing the
+ * old one if its descriptor is still ours.  While both exist a reader may
+ * read both (the old one as it was before this change).  On failure the
+ * old one stays, unless @drop: then there is none (a child after fork must
+ * not write its parent's).
  */
-static int registry_reopen(void)
+static int registry_move(size_t cap, int drop)
 {
-	struct mmkit__registry_header *old = reg.hdr;
-	int fd = reg.fd, close_old = registry_fd_ours() == 1, ret;
-	size_t size = reg.size;
+	struct mmkit__registry_header *hdr = NULL;
+	int fd = -1, close_old = reg.hdr && registry_fd_ours() == 1, ret;
+	struct stat st;
 
-	ret = registry_new(size, old);
-	if (ret) {
-		reg.fd = -1;
-		reg.hdr = NULL;
-		reg.size = 0;
+	ret = registry_create(cap, &fd, &hdr, &st);
+	if (ret && !drop)
+		return ret;
+	if (reg.hdr) {
+		sys_munmap(reg.hdr, area_offset(reg.cap, 2));
+		if (close_old)
+			sys_close(reg.fd);
 	}
-	sys_munmap(old, size);
-	if (close_old)
-		sys_close(fd);
-	return ret;
+	reg.fd = -1;
+	reg.hdr = NULL;
+	reg.cap = 0;
+	if (ret)
+		return ret;
+	reg.fd = fd;
+	reg.hdr = hdr;
+	reg.cap = cap;
+	reg.dev = st.st_dev;
+	reg.ino = st.st_ino;
+	reg.snap_of = reg.seq - 2;
+	return 0;
 }
 
 static void atfork_prepare(void)
@@ -409,122 +474,118 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	if (reg.hdr)
-		registry_reopen();
+		registry_move(reg.cap, 1);
 	pthread_mutex_unlock(&reg.lock);
 }
 
-/* Makes sure reg is a usable registry of at least @need bytes.  Lock held. */
-static int registry_ready(size_t need)
+/* Makes sure reg.t has room for @need entries.  Lock held. */
+static int table_room(size_t need)
 {
-	size_t page = sys_page_size(), size;
-	void *p;
-	int ret;
+	struct mmkit__name_range *e;
+	size_t room = reg.room ? reg.room : 64;
 
-	if (!reg.hdr) {
-		if (!reg.atfork_done) {
-			ret = pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-			if (ret)
-				return -ret;
-			reg.atfork_done = 1;
-		}
-		return registry_new((need + page - 1) & ~(page - 1), NULL);
-	}
-	/* Closed by the application (and the number maybe reused): a new one. */
-	ret = registry_fd_ours();
-	if (ret < 0)
-		return ret;
-	if (!ret) {
-		ret = registry_reopen();
-		if (ret)
-			return ret;
-	}
-	if (need <= reg.size)
+	if (need <= reg.room)
 		return 0;
-	for (size = reg.size; size < need; size *= 2)
-		;
-	ret = sys_ftruncate(reg.fd, (off_t)size);
-	if (!ret)
-		ret = sys_mremap(reg.hdr, reg.size, size, MREMAP_MAYMOVE, NULL, &p);
-	if (ret)
-		return ret;
-	reg.hdr = p;
-	reg.size = size;
+	while (room < need)
+		room *= 2;
+	e = mmkit__reallocarray(reg.t.e, room, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	reg.t.e = e;
+	reg.room = room;
 	return 0;
 }
 
-/*
- * Readers retry while seq is odd or changes under them.  Returns the odd
- * seq set: odd whatever seq was, as a writer that died mid-update (a
- * process sharing the memfd) leaves it odd.  First the pause a starved
- * reader asked for.
- */
-static uint32_t registry_write_begin(void)
+/* Makes sure reg is a usable memfd with room for @need entries per area.  Lock held. */
+static int registry_ready(size_t need)
 {
-	uint32_t pause = __atomic_exchange_n(&reg.hdr->pause_us, 0, __ATOMIC_RELAXED);
-	uint32_t seq = (reg.hdr->seq + 1) | 1;
+	size_t cap = reg.cap ? reg.cap : 64;
+	int ret, ours = 0;
 
-	if (pause)
-		sys_sleep_ns(1000ull * (pause < MMKIT__REGISTRY_PAUSE_MAX_US ?
-					pause : MMKIT__REGISTRY_PAUSE_MAX_US));
-	__atomic_store_n(&reg.hdr->seq, seq, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	return seq;
+	if (!reg.atfork_done) {
+		ret = pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		if (ret)
+			return -ret;
+		reg.atfork_done = 1;
+	}
+	if (reg.hdr) {
+		/* Closed by the application (and the number maybe reused): a new one. */
+		ours = registry_fd_ours();
+		if (ours < 0)
+			return ours;
+	}
+	if (ours && need <= reg.cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	return registry_move(cap, 0);
 }
 
-static void registry_write_end(uint32_t seq, size_t count)
+/*
+ * Shows entries [@first, @last) of reg.t (and its count) in the memfd's
+ * live area.  Readers retry while seq is odd or changes under them.  The
+ * memfd is only written: what it holds is never read back.
+ */
+static void registry_publish(size_t first, size_t last)
 {
-	__atomic_store_n(&reg.hdr->count, (uint32_t)count, __ATOMIC_RELAXED);
-	__atomic_store_n(&reg.hdr->seq, seq + 1, __ATOMIC_RELEASE);
+	uint32_t seq = reg.seq + 1;
+
+	__atomic_store_n(&reg.hdr->seq, seq, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (last > first)
+		memcpy(area_entries(0) + first, reg.t.e + first, (last - first) * sizeof(*reg.t.e));
+	__atomic_store_n(&reg.hdr->count, (uint32_t)reg.t.n, __ATOMIC_RELAXED);
+	reg.seq = seq + 1;
+	__atomic_store_n(&reg.hdr->seq, reg.seq, __ATOMIC_RELEASE);
+}
+
+/*
+ * A reader that changes under its reads asks for a snapshot by holding a
+ * read lock on the memfd (F_OFD_SETLK: it may only read the file).  Each
+ * snapshot copies all the entries, so they are rationed: after one that
+ * took t, none before MMKIT__REGISTRY_SNAP_RATIO * t has passed, whatever
+ * readers ask.  The writer never waits for a reader.  Lock held.
+ */
+static void registry_snapshot(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	uint64_t t0;
+
+	/* Not asked, rationed, or the snapshot shows what the live area does. */
+	if (!reg.hdr || reg.snap_of == reg.seq)
+		return;
+	t0 = sys_monotonic_ns();
+	if (t0 < reg.snap_after || sys_fcntl(reg.fd, F_OFD_GETLK, (unsigned long)&fl) ||
+	    fl.l_type == F_UNLCK)
+		return;
+	__atomic_store_n(&reg.hdr->snap_seq, reg.snap_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (reg.t.n)
+		memcpy(area_entries(1), reg.t.e, reg.t.n * sizeof(*reg.t.e));
+	__atomic_store_n(&reg.hdr->snap_count, (uint32_t)reg.t.n, __ATOMIC_RELAXED);
+	__atomic_store_n(&reg.hdr->snap_of, reg.seq, __ATOMIC_RELAXED);
+	reg.snap_of = reg.seq;
+	reg.snap_seq += 2;
+	__atomic_store_n(&reg.hdr->snap_seq, reg.snap_seq, __ATOMIC_RELEASE);
+	reg.snap_after = sys_monotonic_ns();
+	reg.snap_after += MMKIT__REGISTRY_SNAP_RATIO * (reg.snap_after - t0);
 }
 
 /* Names [start, end) @name (NULL: no name) in the registry.  Lock held. */
 static int registry_set(uint64_t start, uint64_t end, const char *name)
 {
-	size_t n = reg.hdr ? reg.hdr->count : 0;
-	uint32_t seq;
+	size_t first, last;
 	int ret;
 
-	if (!reg.hdr && !name)
+	if (!reg.t.n && !name)
 		return 0;
-	ret = registry_ready(sizeof(struct mmkit__registry_header) + (n + 2) * sizeof(struct mmkit__name_range));
+	ret = table_room(reg.t.n + 2);
+	if (!ret)
+		ret = registry_ready(reg.t.n + 2);
 	if (ret)
 		return ret;
-	seq = registry_write_begin();
-	mmkit__ranges_set(registry_entries(reg.hdr), &n, start, end, name);
-	registry_write_end(seq, n);
-	return 0;
-}
-
-/* Replaces all the entries of the registry with @t.  Lock held. */
-static int registry_store(const struct table *t)
-{
-	uint32_t seq;
-	int ret;
-
-	ret = registry_ready(sizeof(struct mmkit__registry_header) + t->n * sizeof(*t->e));
-	if (ret)
-		return ret;
-	seq = registry_write_begin();
-	if (t->n)
-		memcpy(registry_entries(reg.hdr), t->e, t->n * sizeof(*t->e));
-	registry_write_end(seq, t->n);
-	return 0;
-}
-
-/* The registry's entries, copied into @t.  Lock held. */
-static int registry_load(struct table *t)
-{
-	size_t n = reg.hdr ? reg.hdr->count : 0;
-
-	t->e = NULL;
-	t->n = 0;
-	if (!n)
-		return 0;
-	t->e = mmkit__calloc(n, sizeof(*t->e));
-	if (!t->e)
-		return -ENOMEM;
-	memcpy(t->e, registry_entries(reg.hdr), n * sizeof(*t->e));
-	t->n = n;
+	first = mmkit__ranges_set(reg.t.e, &reg.t.n, start, end, name, &last);
+	registry_publish(first, last);
 	return 0;
 }
 
@@ -536,18 +597,22 @@ static int registry_load(struct table *t)
  */
 static void registry_prune(void)
 {
-	struct table t = { NULL, 0 };
 	struct span *v = NULL;
+	size_t room = reg.t.n + 1;
 	ssize_t nv;
 
-	if (!reg.hdr || reg.hdr->count < reg.prune_at)
+	if (reg.t.n < reg.prune_at)
 		return;
 	nv = read_spans(&v);
 	if (nv < 0)
 		return;
-	if (!registry_load(&t) && !table_clip(&t, v, (size_t)nv) && !registry_store(&t))
-		reg.prune_at = 2 * t.n > PRUNE_MIN ? 2 * t.n : PRUNE_MIN;
-	free(t.e);
+	room += (size_t)nv;
+	if (!table_clip(&reg.t, v, (size_t)nv)) {
+		reg.room = room;
+		reg.prune_at = 2 * reg.t.n > PRUNE_MIN ? 2 * reg.t.n : PRUNE_MIN;
+		if (reg.hdr)
+			registry_publish(0, reg.t.n);
+	}
 	free(v);
 }
 
@@ -596,20 +661,26 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name)
 	if (!ret)
 		ret = unmapped;
 	registry_prune();
+	registry_snapshot();
 	pthread_mutex_unlock(&reg.lock);
 	return ret;
 }
 
 ssize_t mmkit__registry_copy(struct mmkit__name_range **out)
 {
-	struct table t;
-	int ret;
+	struct mmkit__name_range *e = NULL;
+	ssize_t n;
 
 	pthread_mutex_lock(&reg.lock);
-	ret = registry_load(&t);
+	n = (ssize_t)reg.t.n;
+	if (n) {
+		e = mmkit__calloc(reg.t.n, sizeof(*e));
+		if (e)
+			memcpy(e, reg.t.e, reg.t.n * sizeof(*e));
+		else
+			n = -ENOMEM;
+	}
 	pthread_mutex_unlock(&reg.lock);
-	if (ret)
-		return ret;
-	*out = t.e;
-	return (ssize_t)t.n;
+	*out = e;
+	return n;
 }

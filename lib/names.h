@@ -26,27 +26,35 @@ struct mmkit__name_range {
 	char name[MMKIT_NAME_MAX];
 };
 
-/* The registry memfd: this header, then `count` entries sorted by start. */
+/*
+ * The registry memfd: this header, then two areas of `cap` entries each,
+ * sorted by start: the live entries (`count`), changed in place under
+ * `seq`, and a snapshot (`snap_count`), a copy of the live entries as
+ * they were at live seq `snap_of`, written under `snap_seq` when a reader
+ * asks for one (names-registry.c).  Only the writer writes the file: it
+ * is sealed against writes, shrinking and growing by anyone else.
+ */
 struct mmkit__registry_header {
 	uint32_t magic;
 	uint32_t version;
-	uint32_t seq;		/* odd while a writer changes the entries */
-	uint32_t count;		/* entries that follow */
-	uint32_t pause_us;	/* a starved reader asks the next writer to wait this long */
-	uint32_t reserved;	/* zero; keeps the entries 8-byte aligned */
+	uint32_t seq;		/* odd while the writer changes the live entries */
+	uint32_t count;		/* live entries */
+	uint32_t cap;		/* entries each area has room for */
+	uint32_t snap_seq;	/* odd while the writer writes the snapshot */
+	uint32_t snap_count;	/* entries in the snapshot */
+	uint32_t snap_of;	/* the live seq the snapshot is a copy of */
 };
 
 #define MMKIT__REGISTRY_NAME	"mmkit-names"
 /* How a registry descriptor reads in /proc/PID/fd. */
 #define MMKIT__REGISTRY_LINK	"/memfd:" MMKIT__REGISTRY_NAME " (deleted)"
 #define MMKIT__REGISTRY_MAGIC	0x4e4b4d4du	/* "MMKN" */
-#define MMKIT__REGISTRY_VERSION	2u
+#define MMKIT__REGISTRY_VERSION	3u
 /*
- * The longest pause a reader may ask of a writer (pause_us): twice what
- * reading the largest registry a reader takes (2^20 entries, 96 MiB) costs,
- * so that no registry is too large to read under a writer that never stops.
+ * The writer spends on snapshots at most 1 / MMKIT__REGISTRY_SNAP_RATIO of
+ * its time: after a snapshot that took t, none before RATIO * t more.
  */
-#define MMKIT__REGISTRY_PAUSE_MAX_US	500000u
+#define MMKIT__REGISTRY_SNAP_RATIO	32
 
 /* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
 int mmkit__kernel_names(void);
@@ -58,10 +66,11 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name);
 ssize_t mmkit__registry_copy(struct mmkit__name_range **out);
 /*
  * Names [start, end) @name (NULL: no name) in the sorted array @e of *@n
- * entries, which has room for 2 more.
+ * entries, which has room for 2 more.  Returns the first entry changed;
+ * *@last (if not NULL) gets the end of the entries changed.
  */
-void mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, uint64_t end,
-		       const char *name);
+size_t mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, uint64_t end,
+			 const char *name, size_t *last);
 
 /*
  * names-read.c: the registry of process @pid (0: this one), a malloc'ed

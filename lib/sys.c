@@ -346,6 +346,13 @@ int sys_ioctl(int fd, unsigned long req, void *arg)
 	return RESULT(ioctl(fd, req, arg));
 }
 
+int sys_fcntl(int fd, int cmd, unsigned long arg)
+{
+	FAULT(SYS_FAULT_IOCTL);
+	SAVE_ERRNO;
+	return RESULT(fcntl(fd, cmd, arg));
+}
+
 ssize_t sys_readlinkat(int dirfd, const char *path, char *buf, size_t len)
 {
 	FAULT(SYS_FAULT_READ);

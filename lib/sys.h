@@ -52,6 +52,8 @@ ssize_t sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off);
 int sys_ftruncate(int fd, off_t len);
 int sys_fstat(int fd, struct stat *st);
 int sys_ioctl(int fd, unsigned long req, void *arg);
+/* fcntl(2) with an integer or pointer argument (F_ADD_SEALS, F_OFD_SETLK, F_OFD_GETLK). */
+int sys_fcntl(int fd, int cmd, unsigned long arg);
 int sys_access(const char *path, int mode);
 ssize_t sys_readlinkat(int dirfd, const char *path, char *buf, size_t len);
 /* Reads directory entries (struct linux_dirent64) like getdents64(2). */
@@ -105,7 +107,7 @@ enum sys_fault_kind {
 	SYS_FAULT_WRITE,	/* write, pwrite, pwritev */
 	SYS_FAULT_FTRUNCATE,
 	SYS_FAULT_FSTAT,
-	SYS_FAULT_IOCTL,
+	SYS_FAULT_IOCTL,	/* ioctl, fcntl */
 	SYS_FAULT_ACCESS,
 	SYS_FAULT_SIGACTION,
 	SYS_FAULT_RAISE,

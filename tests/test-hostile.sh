@@ -13,20 +13,29 @@
 # name and comm); decoy (a FIFO whose fd reads like a registry; root);
 # registry (60,000 entries through 10 fds); sparse (8 TiB named in two
 # halves, two pages resident); writer (renaming without pause); dead (a
-# registry whose seq a dead writer left odd); longline (a maps line past
-# 4096 bytes whose tail forges a secretmem mapping).  PID reuse is not staged:
+# registry whose seq a dead writer left odd); dead15 (15 such registries:
+# $dead_limit seconds); longline (a maps line past 4096 bytes whose tail
+# forges a secretmem mapping).  Then a peer with read access attacks a
+# process through its registry (hostile-peer against hostile-victim):
+# count (writes the header's count: the victim must survive and keep
+# working), pause (asks for pauses without end: the victim's 200 renames
+# must still take under $victim_limit seconds).  PID reuse is not staged:
 # the window between the files mmkit reads cannot be held open from here.
 set -u
 mmkit="$MMKIT_BUILD/mmkit"
 hostile="$MMKIT_BUILD/tests/hostile"
 limit=5
+dead_limit=3
+victim_limit=3
 tmp=$(mktemp -d)
 pid=""
+peer=""
 max_map_count=""
 passed=0 failed=0 skipped=0
 
 cleanup() {
 	[ -z "$pid" ] || kill "$pid" 2>/dev/null
+	[ -z "$peer" ] || kill "$peer" 2>/dev/null
 	[ -z "$max_map_count" ] || sysctl -q -w vm.max_map_count="$max_map_count"
 	rm -rf "$tmp"
 }
@@ -88,6 +97,7 @@ stop() {
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	pid=""
+	[ -z "$peer" ] || { kill "$peer" 2>/dev/null; wait "$peer" 2>/dev/null; peer=""; }
 }
 
 # run OUT ARGS...: mmkit ARGS into OUT within the limit, exit 0.
@@ -209,6 +219,66 @@ case_dead() {
 	fi
 }
 
+# 15 dead registries cost one wait, not 15.
+case_dead15() {
+	start hostile-dead 15 || return
+	saved_limit=$limit
+	limit=$dead_limit
+	maps dead15
+	rc=$?
+	limit=$saved_limit
+	return $rc
+}
+
+# victim_round: SIGUSR1 makes the victim rename 200 times (mmkit_regions(0)
+# after each); it must say "done" within $victim_limit s and live on.
+victim_round() {
+	before=$(grep -c '^done' "$tmp/hostile-victim.out")
+	kill -USR1 "$pid" || { why="the victim is gone"; return 1; }
+	tries=0
+	while [ "$(grep -c '^done' "$tmp/hostile-victim.out")" -le "$before" ]; do
+		kill -0 "$pid" 2>/dev/null ||
+			{ why="the victim died: $(cat "$tmp/hostile-victim.out")"; return 1; }
+		tries=$((tries + 1))
+		[ "$tries" -le $((victim_limit * 20)) ] ||
+			{ why="200 renames took over ${victim_limit}s"; return 1; }
+		sleep 0.05
+	done
+	why="(200 renames: $(sed -n 's/^done //p' "$tmp/hostile-victim.out" | tail -1) ms)"
+}
+
+victim_fd() {
+	sed -n 's/^ready fd=//p' "$tmp/hostile-victim.out"
+}
+
+# A peer writes count = 200,000 into the victim's registry.
+case_count() {
+	start hostile-victim || return
+	"$hostile/hostile-peer" count "$pid" "$(victim_fd)" >"$tmp/peer-count.out" 2>&1 ||
+		{ why="hostile-peer: $(cat "$tmp/peer-count.out")"; return 1; }
+	victim_round || return 1
+	took=$why
+	maps count "$group" '"[anon:victim]"' 1 $((4 * page_kib)) || return 1
+	why="$took $(tr '\n' ';' <"$tmp/peer-count.out")"
+}
+
+# A peer asks for pauses for as long as it lives.
+case_pause() {
+	start hostile-victim || return
+	"$hostile/hostile-peer" pause "$pid" "$(victim_fd)" >"$tmp/peer-pause.out" 2>&1 &
+	peer=$!
+	tries=0
+	until grep -qs '^asking' "$tmp/peer-pause.out"; do
+		tries=$((tries + 1))
+		[ "$tries" -le 100 ] || { why="hostile-peer: $(cat "$tmp/peer-pause.out")"; return 1; }
+		sleep 0.05
+	done
+	victim_round || return 1
+	took=$why
+	maps pause "$group" '"[anon:victim]"' 1 $((4 * page_kib)) || return 1
+	why=$took
+}
+
 # A line split at 4096 bytes would make this a 256 MiB secret holder.
 case_longline() {
 	mkdir "$tmp/longline" && start hostile-longline "$tmp/longline" || return
@@ -218,7 +288,7 @@ case_longline() {
 		secrets longline 'all(p["pid"] != a[0] for p in d["processes"])' "$pid"
 }
 
-for c in names decoy registry distinct sparse writer dead longline; do
+for c in names decoy registry distinct sparse writer dead dead15 longline count pause; do
 	why=""
 	case_$c
 	rc=$?

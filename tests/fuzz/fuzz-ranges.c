@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t start = data[off], end = start + 1 + data[off + 1] % (UNITS - start);
 		int k = data[off + 2] % NAMES;
 
-		mmkit__ranges_set(e, &n, start, end, names[k]);
+		mmkit__ranges_set(e, &n, start, end, names[k], NULL);
 		for (uint64_t u = start; u < end; u++)
 			model[u] = k;
 		F_CHECK(n <= UNITS);
