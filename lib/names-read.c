@@ -102,16 +102,21 @@ struct read_budget {
 };
 
 /*
- * Asks the writer of the registry at @fd for a snapshot (names-registry.c)
- * by holding a read lock on it, which goes with the descriptor.  Best
- * effort: without it the reader only has to wait longer.
+ * Read-locks byte @at of the registry at @fd, which goes with the
+ * descriptor: asking its writer for a snapshot, or saying one is being
+ * read (names.h).  Best effort: without it a reader only waits longer.
  */
+static void registry_lock(int fd, off_t at)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
+
+	sys_fcntl(fd, F_OFD_SETLK, (unsigned long)&fl);
+}
+
 static void ask_snapshot(int fd, int *asked)
 {
-	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
-
 	if (!*asked)
-		sys_fcntl(fd, F_OFD_SETLK, (unsigned long)&fl);
+		registry_lock(fd, MMKIT__REGISTRY_LOCK_ASK);
 	*asked = 1;
 }
 
@@ -152,6 +157,7 @@ static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uin
 		return -EAGAIN;
 	if (h->snap_count > room)
 		return -E2BIG;
+	registry_lock(fd, MMKIT__REGISTRY_LOCK_READING);
 	ret = entries_pread(fd, h->snap_count, (off_t)(sizeof(*h) + (uint64_t)h->cap * sizeof(**e)), e);
 	if (ret)
 		return ret < 0 ? ret : -EAGAIN;

@@ -19,10 +19,10 @@
  *    died);
  *  - a reader that a busy writer never lets finish asks for a snapshot by
  *    holding a read lock on the file (all a reader may do to it): at the
- *    end of its next call the writer copies all the entries into the
- *    snapshot area, which stays as it is until the next snapshot.  The
- *    writer never waits for a reader, and snapshots are rationed to a few
- *    per cent of its time (registry_snapshot());
+ *    end of its next call the writer brings the snapshot area up to date,
+ *    and leaves it alone while a reader reads it (for a while).  The writer
+ *    never waits for a reader, and snapshots are rationed to a few per
+ *    cent of its time (registry_snapshot());
  *  - another process finds the registry by the link
  *    "/memfd:mmkit-names (deleted)" in /proc/PID/fd and reads it through
  *    /proc/PID/fd/N: the same PTRACE_MODE_READ access /proc/PID/smaps takes
@@ -94,6 +94,8 @@ static struct {
 	uint32_t seq;			/* the live entries' seq, even */
 	uint32_t snap_seq;		/* the snapshot's seq, even */
 	uint32_t snap_of;		/* the live seq the snapshot is a copy of */
+	size_t snap_from, snap_to;	/* entries changed since the snapshot */
+	uint64_t snap_made;		/* when the snapshot was made (ns) */
 	uint64_t snap_after;		/* no snapshot before this time (ns) */
 	size_t prune_at;		/* entries that make registry_prune() look */
 	int atfork_done;
@@ -457,6 +459,8 @@ static int registry_move(size_t cap, int drop)
 	reg.dev = st.st_dev;
 	reg.ino = st.st_ino;
 	reg.snap_of = reg.seq - 2;
+	reg.snap_from = 0;
+	reg.snap_to = reg.t.n;
 	return 0;
 }
 
@@ -530,6 +534,11 @@ static void registry_publish(size_t first, size_t last)
 {
 	uint32_t seq = reg.seq + 1;
 
+	if (first < reg.snap_from)
+		reg.snap_from = first;
+	if (last > reg.snap_to)
+		reg.snap_to = last;
+
 	__atomic_store_n(&reg.hdr->seq, seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (last > first)
@@ -539,36 +548,51 @@ static void registry_publish(size_t first, size_t last)
 	__atomic_store_n(&reg.hdr->seq, reg.seq, __ATOMIC_RELEASE);
 }
 
+/* 1 if another process holds a lock on byte @at of the registry, else 0. */
+static int registry_locked(off_t at)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
+
+	return !sys_fcntl(reg.fd, F_OFD_GETLK, (unsigned long)&fl) && fl.l_type != F_UNLCK;
+}
+
 /*
  * A reader that changes under its reads asks for a snapshot by holding a
- * read lock on the memfd (F_OFD_SETLK: it may only read the file).  Each
- * snapshot copies all the entries, so they are rationed: after one that
- * took t, none before MMKIT__REGISTRY_SNAP_RATIO * t has passed, whatever
- * readers ask.  The writer never waits for a reader.  Lock held.
+ * read lock on byte MMKIT__REGISTRY_LOCK_ASK of the memfd (all it may do
+ * to a file it may only read), and on byte MMKIT__REGISTRY_LOCK_READING
+ * while it reads one.  The writer copies into the snapshot area the
+ * entries changed since the last one; one being read it leaves alone for
+ * MMKIT__REGISTRY_SNAP_HOLD_NS at most.  Snapshots are rationed: after
+ * one that took t, none before MMKIT__REGISTRY_SNAP_RATIO * t has passed,
+ * whatever readers ask.  The writer never waits for a reader.  Lock held.
  */
 static void registry_snapshot(void)
 {
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	size_t to = reg.snap_to < reg.t.n ? reg.snap_to : reg.t.n;
 	uint64_t t0;
 
-	/* Not asked, rationed, or the snapshot shows what the live area does. */
+	/* Not asked, rationed, held, or the snapshot shows what the live area does. */
 	if (!reg.hdr || reg.snap_of == reg.seq)
 		return;
 	t0 = sys_monotonic_ns();
-	if (t0 < reg.snap_after || sys_fcntl(reg.fd, F_OFD_GETLK, (unsigned long)&fl) ||
-	    fl.l_type == F_UNLCK)
+	if (t0 < reg.snap_after || !registry_locked(MMKIT__REGISTRY_LOCK_ASK) ||
+	    (t0 < reg.snap_made + MMKIT__REGISTRY_SNAP_HOLD_NS &&
+	     registry_locked(MMKIT__REGISTRY_LOCK_READING)))
 		return;
 	__atomic_store_n(&reg.hdr->snap_seq, reg.snap_seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (reg.t.n)
-		memcpy(area_entries(1), reg.t.e, reg.t.n * sizeof(*reg.t.e));
+	if (to > reg.snap_from)
+		memcpy(area_entries(1) + reg.snap_from, reg.t.e + reg.snap_from,
+		       (to - reg.snap_from) * sizeof(*reg.t.e));
 	__atomic_store_n(&reg.hdr->snap_count, (uint32_t)reg.t.n, __ATOMIC_RELAXED);
 	__atomic_store_n(&reg.hdr->snap_of, reg.seq, __ATOMIC_RELAXED);
 	reg.snap_of = reg.seq;
+	reg.snap_from = reg.t.n;
+	reg.snap_to = 0;
 	reg.snap_seq += 2;
 	__atomic_store_n(&reg.hdr->snap_seq, reg.snap_seq, __ATOMIC_RELEASE);
-	reg.snap_after = sys_monotonic_ns();
-	reg.snap_after += MMKIT__REGISTRY_SNAP_RATIO * (reg.snap_after - t0);
+	reg.snap_made = sys_monotonic_ns();
+	reg.snap_after = reg.snap_made + MMKIT__REGISTRY_SNAP_RATIO * (reg.snap_made - t0);
 }
 
 /* Names [start, end) @name (NULL: no name) in the registry.  Lock held. */

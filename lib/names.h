@@ -55,6 +55,15 @@ struct mmkit__registry_header {
  * its time: after a snapshot that took t, none before RATIO * t more.
  */
 #define MMKIT__REGISTRY_SNAP_RATIO	32
+/*
+ * What readers lock (F_OFD_SETLK, F_RDLCK), the byte at each offset: to
+ * ask for a snapshot, and while reading one, which the writer then leaves
+ * alone for up to MMKIT__REGISTRY_SNAP_HOLD_NS (twice what reading the
+ * largest registry a reader takes, 2^20 entries, costs).
+ */
+#define MMKIT__REGISTRY_LOCK_ASK	0
+#define MMKIT__REGISTRY_LOCK_READING	1
+#define MMKIT__REGISTRY_SNAP_HOLD_NS	500000000ull
 
 /* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
 int mmkit__kernel_names(void);
