@@ -5,7 +5,9 @@
  * one of a few names) over an address space of 256 units.  The model keeps
  * one name per unit; after each operation the array must be sorted, not
  * overlapping, without empty entries or touching neighbours of one name,
- * and say for every unit what the model says.
+ * and say for every unit what the model says.  The entries outside the
+ * span the call says it changed must be the ones before it: the registry
+ * copies only that span to the memfd readers read.
  */
 #include <string.h>
 
@@ -43,15 +45,24 @@ static void check(const struct mmkit__name_range *e, size_t n, const int model[U
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* Never more entries than units; room for the 2 a call may add. */
-	static struct mmkit__name_range e[UNITS + 2];
+	static struct mmkit__name_range e[UNITS + 2], before[UNITS + 2];
 	int model[UNITS] = { 0 };
-	size_t n = 0;
+	size_t n = 0, was, first, last;
 
 	for (size_t off = 0; off + 3 <= size; off += 3) {
 		uint64_t start = data[off], end = start + 1 + data[off + 1] % (UNITS - start);
 		int k = data[off + 2] % NAMES;
 
-		mmkit__ranges_set(e, &n, start, end, names[k], NULL);
+		memcpy(before, e, sizeof(e));
+		was = n;
+		first = mmkit__ranges_set(e, &n, start, end, names[k], &last);
+		F_CHECK(first <= last && last <= n);
+		F_CHECK(!memcmp(e, before, (first < n ? first : n) * sizeof(*e)));
+		/* Past the span, a count unchanged means entries unmoved. */
+		if (last < n) {
+			F_CHECK(n == was);
+			F_CHECK(!memcmp(&e[last], &before[last], (n - last) * sizeof(*e)));
+		}
 		for (uint64_t u = start; u < end; u++)
 			model[u] = k;
 		F_CHECK(n <= UNITS);
