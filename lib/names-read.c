@@ -18,13 +18,13 @@
 #include "names.h"
 #include "procfs.h"
 
-/* How long a reader keeps trying, in all, while writers change the registries of a process. */
-#define READ_DEADLINE_NS	2000000000ull
 /*
  * A writer holds seq odd for one memcpy(): odd and unchanged this long, it
  * died in an update.  One wait for all the registries of a process.
  */
 #define DEAD_WRITER_NS		1000000000ull
+/* Entries read between two looks at seq (entries_pread()). */
+#define READ_CHUNK		4096
 /* Reads again at once (after sched_yield()) this many times before sleeping. */
 #define BACKOFF_YIELDS		8
 /*
@@ -120,9 +120,17 @@ static void ask_snapshot(int fd, int *asked)
 	*asked = 1;
 }
 
-/* Reads @n entries at @off of @fd into *@e: 0, 1 if the file is shorter (torn), or -errno. */
-static int entries_pread(int fd, size_t n, off_t off, struct mmkit__name_range **e)
+/*
+ * Reads @n entries at @off of @fd into *@e, in chunks, after each of which
+ * the 32-bit seq at @seq_at must still read @seq: a read a writer tears is
+ * given up at once, not at its end.  0, 1 if torn (or the file is
+ * shorter), or -errno.
+ */
+static int entries_pread(int fd, size_t n, off_t off, off_t seq_at, uint32_t seq,
+			 struct mmkit__name_range **e)
 {
+	size_t done, part;
+	uint32_t now;
 	ssize_t got;
 
 	*e = NULL;
@@ -131,8 +139,17 @@ static int entries_pread(int fd, size_t n, off_t off, struct mmkit__name_range *
 	*e = mmkit__calloc(n, sizeof(**e));
 	if (!*e)
 		return -ENOMEM;
-	got = sys_pread(fd, *e, n * sizeof(**e), off);
-	if (got >= 0 && (size_t)got == n * sizeof(**e))
+	for (done = 0; done < n; done += part) {
+		part = n - done < READ_CHUNK ? n - done : READ_CHUNK;
+		got = sys_pread(fd, *e + done, part * sizeof(**e), off + (off_t)(done * sizeof(**e)));
+		if (got < 0 || (size_t)got != part * sizeof(**e))
+			break;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		got = sys_pread(fd, &now, sizeof(now), seq_at);
+		if (got != (ssize_t)sizeof(now) || now != seq)
+			break;
+	}
+	if (done >= n)
 		return 0;
 	free(*e);
 	*e = NULL;
@@ -149,8 +166,6 @@ static int entries_pread(int fd, size_t n, off_t off, struct mmkit__name_range *
 static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uint32_t first,
 			     size_t room, struct mmkit__name_range **e)
 {
-	struct mmkit__registry_header again;
-	ssize_t n;
 	int ret;
 
 	if ((h->snap_seq & 1) || (int32_t)(h->snap_of - first) < 0 || h->snap_count > h->cap)
@@ -158,23 +173,20 @@ static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uin
 	if (h->snap_count > room)
 		return -E2BIG;
 	registry_lock(fd, MMKIT__REGISTRY_LOCK_READING);
-	ret = entries_pread(fd, h->snap_count, (off_t)(sizeof(*h) + (uint64_t)h->cap * sizeof(**e)), e);
+	ret = entries_pread(fd, h->snap_count, (off_t)(sizeof(*h) + (uint64_t)h->cap * sizeof(**e)),
+			    offsetof(struct mmkit__registry_header, snap_seq), h->snap_seq, e);
 	if (ret)
 		return ret < 0 ? ret : -EAGAIN;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	n = sys_pread(fd, &again, sizeof(again), 0);
-	if (n == (ssize_t)sizeof(again) && again.snap_seq == h->snap_seq)
-		return h->snap_count;
-	free(*e);
-	*e = NULL;
-	return n < 0 ? n : -EAGAIN;
+	return h->snap_count;
 }
 
 /*
  * Reads a registry of another process through @fd, reading again what a
  * writer tore: after a backoff while seq is odd, at once when seq changed
- * across the read.  Once yields were not enough it asks the writer for a
- * snapshot, and takes it when one comes that is recent enough.  A seq odd
+ * across the read.  Once a read was torn, or yields were not enough, it
+ * asks the writer for a snapshot and takes it when one comes that is
+ * recent enough; meanwhile it reads the live entries again only once seq
+ * stays the same across a backoff.  A seq odd
  * and unchanged past @b's dead_at was left so by a writer that died in an
  * update: the entries are read as they are, and only those that pass
  * entries_sane() kept (the range being changed may show its old name or
@@ -185,9 +197,9 @@ static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uin
 static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 			     struct mmkit__name_range **out)
 {
-	struct mmkit__registry_header h, again;
+	struct mmkit__registry_header h;
 	struct mmkit__name_range *e = NULL;
-	uint32_t first = 0, odd_seq = 0;
+	uint32_t first = 0, odd_seq = 0, last_seq = 0;
 	unsigned int waits = 0, odd_waits = 0;
 	int dead, asked = 0, ret;
 	uint64_t t0;
@@ -215,6 +227,15 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 				return entries_keep(e, (size_t)n, out);
 			if (n != -EAGAIN)
 				return n;
+			/*
+			 * While the writer goes on, wait for its snapshot: a
+			 * read of the live entries would be torn again.
+			 */
+			if (h.seq != last_seq) {
+				last_seq = h.seq;
+				backoff(++waits);
+				continue;
+			}
 		}
 		dead = 0;
 		if (h.seq & 1) {
@@ -240,25 +261,15 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 				continue;
 			}
 		}
-		ret = entries_pread(fd, h.count, sizeof(h), &e);
+		ret = entries_pread(fd, h.count, sizeof(h), offsetof(struct mmkit__registry_header, seq),
+				    h.seq, &e);
 		if (ret < 0)
 			return ret;
 		if (ret) {
 			waits++;
+			ask_snapshot(fd, &asked);
+			last_seq = h.seq;
 			continue;
-		}
-		if (!dead) {
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			n = sys_pread(fd, &again, sizeof(again), 0);
-			if (n < 0) {
-				free(e);
-				return n;
-			}
-			if ((size_t)n != sizeof(again) || again.seq != h.seq) {
-				if (++waits > 1)
-					ask_snapshot(fd, &asked);
-				continue;
-			}
 		}
 		return entries_keep(e, h.count, out);
 	}
@@ -568,7 +579,7 @@ static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range
 				 struct mmkit__names_stats *stats)
 {
 	struct pid_read r = { { NULL, 0, 0 }, NULL, 0, stats,
-			      { sys_monotonic_ns() + READ_DEADLINE_NS, 0 } };
+			      { sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS, 0 } };
 	char path[64];
 	ssize_t got = 0;
 	int dfd, ret;

@@ -96,7 +96,8 @@ static struct {
 	uint32_t snap_of;		/* the live seq the snapshot is a copy of */
 	size_t snap_from, snap_to;	/* entries changed since the snapshot */
 	uint64_t snap_made;		/* when the snapshot was made (ns) */
-	uint64_t snap_after;		/* no snapshot before this time (ns) */
+	int64_t snap_budget;		/* ns that snapshots may take now */
+	uint64_t snap_budget_at;	/* when snap_budget was counted (ns), 0: never */
 	size_t prune_at;		/* entries that make registry_prune() look */
 	int atfork_done;
 } reg = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .prune_at = PRUNE_MIN };
@@ -562,23 +563,31 @@ static int registry_locked(off_t at)
  * to a file it may only read), and on byte MMKIT__REGISTRY_LOCK_READING
  * while it reads one.  The writer copies into the snapshot area the
  * entries changed since the last one; one being read it leaves alone for
- * MMKIT__REGISTRY_SNAP_HOLD_NS at most.  Snapshots are rationed: after
- * one that took t, none before MMKIT__REGISTRY_SNAP_RATIO * t has passed,
- * whatever readers ask.  The writer never waits for a reader.  Lock held.
+ * MMKIT__REGISTRY_SNAP_HOLD_NS at most.  Snapshots are rationed by a
+ * budget (names.h), whatever readers ask.  The writer never waits for a
+ * reader.  Lock held.
  */
 static void registry_snapshot(void)
 {
 	size_t to = reg.snap_to < reg.t.n ? reg.snap_to : reg.t.n;
-	uint64_t t0;
+	uint64_t t0, cpu;
 
 	/* Not asked, rationed, held, or the snapshot shows what the live area does. */
 	if (!reg.hdr || reg.snap_of == reg.seq)
 		return;
 	t0 = sys_monotonic_ns();
-	if (t0 < reg.snap_after || !registry_locked(MMKIT__REGISTRY_LOCK_ASK) ||
+	if (!reg.snap_budget_at)
+		reg.snap_budget = MMKIT__REGISTRY_SNAP_BURST_NS;
+	else
+		reg.snap_budget += (int64_t)(t0 - reg.snap_budget_at) / MMKIT__REGISTRY_SNAP_RATIO;
+	if (reg.snap_budget > MMKIT__REGISTRY_SNAP_BURST_NS)
+		reg.snap_budget = MMKIT__REGISTRY_SNAP_BURST_NS;
+	reg.snap_budget_at = t0;
+	if (reg.snap_budget <= 0 || !registry_locked(MMKIT__REGISTRY_LOCK_ASK) ||
 	    (t0 < reg.snap_made + MMKIT__REGISTRY_SNAP_HOLD_NS &&
 	     registry_locked(MMKIT__REGISTRY_LOCK_READING)))
 		return;
+	cpu = sys_thread_cpu_ns();
 	__atomic_store_n(&reg.hdr->snap_seq, reg.snap_seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (to > reg.snap_from)
@@ -592,7 +601,8 @@ static void registry_snapshot(void)
 	reg.snap_seq += 2;
 	__atomic_store_n(&reg.hdr->snap_seq, reg.snap_seq, __ATOMIC_RELEASE);
 	reg.snap_made = sys_monotonic_ns();
-	reg.snap_after = reg.snap_made + MMKIT__REGISTRY_SNAP_RATIO * (reg.snap_made - t0);
+	/* What it cost the writer: its CPU time, which other processes' load does not inflate. */
+	reg.snap_budget -= (int64_t)(sys_thread_cpu_ns() - cpu);
 }
 
 /* Names [start, end) @name (NULL: no name) in the registry.  Lock held. */

@@ -51,19 +51,25 @@ struct mmkit__registry_header {
 #define MMKIT__REGISTRY_MAGIC	0x4e4b4d4du	/* "MMKN" */
 #define MMKIT__REGISTRY_VERSION	3u
 /*
- * The writer spends on snapshots at most 1 / MMKIT__REGISTRY_SNAP_RATIO of
- * its time: after a snapshot that took t, none before RATIO * t more.
+ * The writer spends on snapshots, in any stretch of time T, at most
+ * MMKIT__REGISTRY_SNAP_BURST_NS + T / MMKIT__REGISTRY_SNAP_RATIO of its CPU
+ * time (a budget that fills at that rate up to the burst; a snapshot
+ * needs some left).  The burst covers one copy of the largest registry a
+ * reader takes.
  */
 #define MMKIT__REGISTRY_SNAP_RATIO	32
+#define MMKIT__REGISTRY_SNAP_BURST_NS	100000000ll
+/* How long a reader keeps trying, in all, to read the registries of a process. */
+#define MMKIT__REGISTRY_READ_DEADLINE_NS	2000000000ull
 /*
  * What readers lock (F_OFD_SETLK, F_RDLCK), the byte at each offset: to
  * ask for a snapshot, and while reading one, which the writer then leaves
- * alone for up to MMKIT__REGISTRY_SNAP_HOLD_NS (twice what reading the
- * largest registry a reader takes, 2^20 entries, costs).
+ * alone for up to MMKIT__REGISTRY_SNAP_HOLD_NS: as long as a reader may
+ * try, so that only a peer that never lets go sees it replaced.
  */
 #define MMKIT__REGISTRY_LOCK_ASK	0
 #define MMKIT__REGISTRY_LOCK_READING	1
-#define MMKIT__REGISTRY_SNAP_HOLD_NS	500000000ull
+#define MMKIT__REGISTRY_SNAP_HOLD_NS	MMKIT__REGISTRY_READ_DEADLINE_NS
 
 /* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
 int mmkit__kernel_names(void);

@@ -437,6 +437,16 @@ uint64_t sys_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t sys_thread_cpu_ns(void)
+{
+	SAVE_ERRNO;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	errno = saved_errno_;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void sys_sleep_ns(uint64_t ns)
 {
 	SAVE_ERRNO;

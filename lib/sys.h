@@ -71,6 +71,8 @@ int sys_signal_blocked(int sig);
 
 /* Time: CLOCK_MONOTONIC in nanoseconds; a sleep (cut short by a signal); sched_yield(). */
 uint64_t sys_monotonic_ns(void);
+/* CPU time of the calling thread (ns). */
+uint64_t sys_thread_cpu_ns(void);
 void sys_sleep_ns(uint64_t ns);
 void sys_yield(void);
 
