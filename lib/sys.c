@@ -427,24 +427,24 @@ int sys_getrandom(void *buf, size_t len)
 	return 0;
 }
 
-uint64_t sys_monotonic_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	SAVE_ERRNO;
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	errno = saved_errno_;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t sys_monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
 uint64_t sys_thread_cpu_ns(void)
 {
-	SAVE_ERRNO;
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	errno = saved_errno_;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 void sys_sleep_ns(uint64_t ns)
