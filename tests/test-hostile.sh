@@ -18,7 +18,7 @@
 # forges a secretmem mapping).  Then a peer with read access attacks a
 # process through its registry (hostile-peer against hostile-victim):
 # count (writes the header's count: the victim must survive and keep
-# working), pause (asks for pauses without end: the victim's 200 renames
+# working), pause (asks for pauses without end: the victim's 100 renames
 # must still take under $victim_limit seconds).  PID reuse is not staged:
 # the window between the files mmkit reads cannot be held open from here.
 set -u
@@ -230,7 +230,7 @@ case_dead15() {
 	return $rc
 }
 
-# victim_round: SIGUSR1 makes the victim rename 200 times (mmkit_regions(0)
+# victim_round: SIGUSR1 makes the victim rename 100 times (mmkit_regions(0)
 # after each); it must say "done" within $victim_limit s and live on.
 victim_round() {
 	before=$(grep -c '^done' "$tmp/hostile-victim.out")
@@ -241,10 +241,10 @@ victim_round() {
 			{ why="the victim died: $(cat "$tmp/hostile-victim.out")"; return 1; }
 		tries=$((tries + 1))
 		[ "$tries" -le $((victim_limit * 20)) ] ||
-			{ why="200 renames took over ${victim_limit}s"; return 1; }
+			{ why="100 renames took over ${victim_limit}s"; return 1; }
 		sleep 0.05
 	done
-	why="(200 renames: $(sed -n 's/^done //p' "$tmp/hostile-victim.out" | tail -1) ms)"
+	why="(100 renames: $(sed -n 's/^done //p' "$tmp/hostile-victim.out" | tail -1) ms)"
 }
 
 victim_fd() {

@@ -15,7 +15,7 @@
 #include "mmkit.h"
 #include "../names-registry.h"
 
-#define ROUNDS	200
+#define ROUNDS	100
 
 static int count_region(const struct mmkit_region *r, void *arg)
 {
