@@ -186,11 +186,11 @@ static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uin
  * across the read.  Once a read was torn, or yields were not enough, it
  * asks the writer for a snapshot and takes it when one comes that is
  * recent enough; meanwhile it reads the live entries again only once seq
- * stays the same across a backoff.  A seq odd
- * and unchanged past @b's dead_at was left so by a writer that died in an
- * update: the entries are read as they are, and only those that pass
- * entries_sane() kept (the range being changed may show its old name or
- * none).  Gives up with -EAGAIN past @b's deadline.  A file that is not a
+ * stays the same across a backoff.  A seq odd and unchanged past @b's
+ * dead_at was left so by a writer that died in an update: the entries
+ * are read as they are, and only those that pass entries_sane() kept (the
+ * range being changed may show its old name or none).  Gives up with
+ * -EAGAIN when it would retry past @b's deadline.  A file that is not a
  * registry of this version holds no names for us.
  */
 /* -E2BIG: the header claims more than @room entries. */
@@ -207,7 +207,8 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 
 	for (;; free(e), e = NULL) {
 		t0 = sys_monotonic_ns();
-		if (t0 > b->deadline)
+		/* Retries stop at the deadline; a first read goes ahead, however large. */
+		if (waits && t0 > b->deadline)
 			return -EAGAIN;
 		n = sys_pread(fd, &h, sizeof(h), 0);
 		if (n < 0)
