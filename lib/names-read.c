@@ -22,7 +22,12 @@
  * A writer holds seq odd for one memcpy(): odd and unchanged this long, it
  * died in an update.  One wait for all the registries of a process.
  */
+#ifdef MMKIT_FUZZ_DEAD_WRITER_NS
+/* The fuzz build (Makefile): an input whose seq is odd must not cost a second. */
+#define DEAD_WRITER_NS		MMKIT_FUZZ_DEAD_WRITER_NS
+#else
 #define DEAD_WRITER_NS		1000000000ull
+#endif
 /* Entries read between two looks at seq (entries_pread()). */
 #define READ_CHUNK		4096
 /* Reads again at once (after sched_yield()) this many times before sleeping. */
@@ -123,8 +128,8 @@ static void ask_snapshot(int fd, int *asked)
 /*
  * Reads @n entries at @off of @fd into *@e, in chunks, after each of which
  * the 32-bit seq at @seq_at must still read @seq: a read a writer tears is
- * given up at once, not at its end.  0, 1 if torn (or the file is
- * shorter), or -errno.
+ * given up at once, not at its end.  0, 1 if torn, -ENODATA if the file
+ * is shorter than its header says, or -errno.
  */
 static int entries_pread(int fd, size_t n, off_t off, off_t seq_at, uint32_t seq,
 			 struct mmkit__name_range **e)
@@ -142,7 +147,10 @@ static int entries_pread(int fd, size_t n, off_t off, off_t seq_at, uint32_t seq
 	for (done = 0; done < n; done += part) {
 		part = n - done < READ_CHUNK ? n - done : READ_CHUNK;
 		got = sys_pread(fd, *e + done, part * sizeof(**e), off + (off_t)(done * sizeof(**e)));
-		if (got < 0 || (size_t)got != part * sizeof(**e))
+		/* The writer sizes the file before it writes a header: shorter, it is no registry. */
+		if (got >= 0 && (size_t)got != part * sizeof(**e))
+			got = -ENODATA;
+		if (got < 0)
 			break;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		got = sys_pread(fd, &now, sizeof(now), seq_at);
@@ -226,6 +234,8 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 			n = snapshot_read(fd, &h, first, room, &e);
 			if (n >= 0)
 				return entries_keep(e, (size_t)n, out);
+			if (n == -ENODATA)
+				return 0;
 			if (n != -EAGAIN)
 				return n;
 			/*
@@ -264,6 +274,8 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 		}
 		ret = entries_pread(fd, h.count, sizeof(h), offsetof(struct mmkit__registry_header, seq),
 				    h.seq, &e);
+		if (ret == -ENODATA)
+			return 0;
 		if (ret < 0)
 			return ret;
 		if (ret) {
