@@ -270,7 +270,8 @@ FUZZ_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 build-fuzz: FORCE
 	$(Q)$(MAKE) --no-print-directory B=build-fuzz CC=$(FUZZ_CC) \
-		CFLAGS="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" LDFLAGS="$(FUZZ_FLAGS)" \
+		CFLAGS="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -DMMKIT_FUZZ_DEAD_WRITER_NS=1000000ull" \
+		LDFLAGS="$(FUZZ_FLAGS)" \
 		BENCH_SRCS= $(FUZZ_SRCS:tests/fuzz/%.c=build-fuzz/fuzz/%)
 
 fuzz: build-fuzz
