@@ -58,7 +58,7 @@ make_initramfs() {
 		ln -s busybox "$root/bin/$applet"
 	done
 	cp "$here/guest-init" "$root/init"
-	cp "$top/tests/run-tests.sh" "$top"/tests/*.args "$root/mmkit/tests/"
+	cp "$top/tests/run-tests.sh" "$top/tests/pool.sh" "$top"/tests/*.args "$root/mmkit/tests/"
 	cp "$2"/tests/test-* "$root/mmkit/build/tests/"
 	cp "$2/mmkit" "$root/mmkit/build/"
 	[ ! -d "$bench_dir" ] || cp -r "$bench_dir" "$root/mmkit/bench"
