@@ -3,15 +3,18 @@
 # make                 library (shared + static), the mmkit command, tests, benchmarks
 # make run             build the library, mmkit and the examples, then run
 #                      the main job: mmkit probe
-# make check           native tests, then the same tests under ASan+UBSan;
-#                      the arm64 cross build must succeed too; then the
-#                      fuzz targets 10 s each, the threaded tests under
-#                      TSan and the stress test (STRESS_SECONDS, 60)
+# make check           native tests and the same tests under ASan+UBSan;
+#                      the arm64 cross build must succeed too; the fuzz
+#                      targets 10 s each, the threaded tests under TSan
+#                      and the stress test (STRESS_SECONDS, 60): side by
+#                      side, CHECK_JOBS (the cores) at a time; log in
+#                      build/check.log
 # make fuzz            each libFuzzer target for FUZZ_SECONDS (60), with clang
 # make check-tsan      the threaded tests under ThreadSanitizer
 # make stress          the stress programs side by side for STRESS_SECONDS (60)
 # make cross-aarch64   everything, cross-compiled for arm64 (static)
 # make check-kernels   the test suite inside real kernels under QEMU
+# make bench-kernels   the bench-amd64 tier at the published sizes
 # make install         PREFIX=/usr/local DESTDIR=
 #
 # Overrides: CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS add to the project's own
@@ -256,11 +259,24 @@ build-asan: FORCE
 	$(Q)$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= PRELOAD_SRCS= all
 
-# Every suite on this machine; the last line adds them all up.
-check: all build-asan cross-aarch64 build-fuzz build-tsan $(STRESSORS)
-	tests/check.sh "tests/run-tests.sh $(B) build-asan" "tests/fuzz/run.sh build-fuzz 10" \
-		"tests/run-tsan.sh build-tsan $(TSAN_TESTS)" \
-		"tests/stress/run.sh $(B) $(STRESS_SECONDS)"
+# Every suite on this machine, CHECK_JOBS side by side (as many as the
+# machine has cores), the longest first; a new suite is one more command
+# line in CHECK_SUITES.  The builds run with as many jobs too, unless make
+# was given -j (CI calls make check without).  The log of everything, each
+# test's whole output included, is $(B)/check.log; the run ends with a
+# table of where the time went and a line adding up all the suites.
+CHECK_JOBS	?= $(shell nproc 2>/dev/null || echo 1)
+CHECK_SUITES	= "MMKIT_TEST_JOBS=$(CHECK_JOBS) tests/run-tests.sh $(B) build-asan" \
+		  "tests/run-tsan.sh build-tsan $(TSAN_TESTS)" \
+		  "tests/fuzz/run.sh build-fuzz 10" \
+		  "tests/stress/run.sh $(B) $(STRESS_SECONDS)"
+
+check-build: all build-asan cross-aarch64 build-fuzz build-tsan $(STRESSORS)
+
+check: FORCE
+	tests/check.sh -j $(CHECK_JOBS) -l $(B)/check.log \
+		-b "$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS)) check-build" \
+		$(CHECK_SUITES)
 
 # libFuzzer needs clang; the library is built again with its coverage.
 FUZZ_CC		?= clang
@@ -315,6 +331,11 @@ KERNEL_TIERS	?= debian-amd64 debian-arm64 debian-arm64-mte debian612-amd64 \
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)
 
+# The bench-amd64 tier with the naming benchmark at the published 65,536
+# VMAs (check-kernels runs it at 8,192): the figures of docs/bench/bench-amd64.*.
+bench-kernels: FORCE
+	MMKIT_KERNEL_BENCH=published tests/kernels/run.sh bench-amd64
+
 # The man pages of section $(1), into their directory.
 install_man	= $(if $(filter %.$(1),$(MAN_PAGES)),install -d $(DESTDIR)$(MANDIR)/man$(1) && \
 		  install -m 644 $(filter %.$(1),$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man$(1)/)
@@ -346,7 +367,7 @@ clean:
 	rm -rf build build-asan build-aarch64 build-kernels build-fuzz build-tsan
 
 FORCE:
-.PHONY: all run check check-native check-kernels cross-aarch64 build-asan install clean FORCE \
+.PHONY: all run check check-build check-native check-kernels bench-kernels cross-aarch64 build-asan install clean FORCE \
 	build-fuzz fuzz build-tsan check-tsan stress
 
 # The Debian packages, into build-deb/ (debian/README.source).

@@ -5,7 +5,8 @@
 # other, from its committed seed corpus (tests/fuzz/corpus/TARGET, read
 # only: what a run finds goes to a scratch directory).  Prints the
 # executions of each; a crash fails, its input kept in BUILD_DIR/fuzz/ to
-# be added to the corpus with the fix.
+# be added to the corpus with the fix.  Each target's whole output is
+# appended to the file MMKIT_TEST_LOG names, if any.
 set -u
 
 [ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR SECONDS" >&2; exit 2; }
@@ -25,6 +26,8 @@ for bin in "$build"/fuzz/fuzz-*; do
 		-artifact_prefix="$build/fuzz/$name-" "$scratch/$name" "$seeds" \
 		>"$scratch/$name.log" 2>&1
 	rc=$?
+	[ -z "${MMKIT_TEST_LOG:-}" ] ||
+		{ echo "---- $name: exit $rc"; cat "$scratch/$name.log"; } >>"$MMKIT_TEST_LOG"
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$name.log")
 	if [ $rc -ne 0 ]; then
 		failed=1

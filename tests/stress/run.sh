@@ -7,7 +7,8 @@
 # reference pages in threads x fork x DONTNEED x munmap x create/destroy
 # on each refpage backend.  Each checks its data as it runs and its leaks
 # at the end; this prints each one's result and iterations and fails if
-# any failed (a skip, 77, says why).
+# any failed (a skip, 77, says why).  Each one's whole output is appended
+# to the file MMKIT_TEST_LOG names, if any.
 set -u
 
 [ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR SECONDS" >&2; exit 2; }
@@ -38,6 +39,8 @@ failed=0
 for rc_file in "$logs"/*.rc; do
 	label=$(basename "$rc_file" .rc)
 	rc=$(cat "$rc_file")
+	[ -z "${MMKIT_TEST_LOG:-}" ] ||
+		{ echo "---- [stress] $label: exit $rc"; cat "$logs/$label"; } >>"$MMKIT_TEST_LOG"
 	case $rc in
 	0)	printf 'PASS  [stress] %-22s %s\n' "$label" "$(tail -n 1 "$logs/$label")" ;;
 	77)	printf 'SKIP  [stress] %-22s %s\n' "$label" "$(grep -m1 '^SKIP:' "$logs/$label" | cut -c7-)" ;;
