@@ -49,7 +49,7 @@ guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head 
 # binaries of TESTS_DIR, the kernel modules for /init to load and the
 # benchmarks guest_bench put in $bench_dir.
 make_initramfs() {
-	root="$out/initramfs.$$"
+	root="$3.root"
 	rm -rf "$root"
 	mkdir -p "$root/bin" "$root/sbin" "$root/dev" "$root/proc" "$root/sys" \
 		"$root/tmp" "$root/mmkit/tests" "$root/mmkit/build/tests"
@@ -137,7 +137,8 @@ custom_series() {
 # $out/prebuild.log), each marked $out/prebuilt.TIER when done.  On a
 # fresh machine they take about half an hour of both cores; built so, they
 # use what the tiers before them leave idle (an emulated guest mostly
-# keeps one core busy).  Sets prebuild_pid.
+# keeps one core busy).  $out/prebuilt.TIER holds the seconds it took (0:
+# in the cache).  Sets prebuild_pid.
 prebuild() {
 	rm -f "$out"/prebuilt.*
 	(
@@ -145,8 +146,9 @@ prebuild() {
 		for tier in "$@"; do
 			series=$(custom_series "$tier")
 			[ -n "$series" ] || continue
+			start=$(date +%s)
 			custom_kernel "$tier" "$series" >/dev/null
-			touch "$out/prebuilt.$tier"
+			echo $(( $(date +%s) - start )) >"$out/prebuilt.$tier"
 		done
 	) >"$out/prebuild.log" 2>&1 &
 	prebuild_pid=$!
@@ -311,11 +313,20 @@ END
 pac_bench_args="--calls 200000 --rounds 5"
 # Naming needs CONFIG_ANON_VMA_NAME, which only the self-built kernels
 # have; bench-amd64 is the one without KASAN and lockdep, which made the
-# published 65,536 VMAs impossible in CI time.  Its guest gets 4 GiB: the
-# row with 10 pages touched in each VMA holds 2.5 GiB.  Building the 30
+# published 65,536 VMAs impossible in CI time.  At that size (make
+# bench-kernels: MMKIT_KERNEL_BENCH=published) its guest needs 4 GiB, the
+# row with 10 pages touched in each VMA holding 2.5 GiB; building the 30
 # sets of VMAs takes most of the time (about 5 minutes emulated on one
-# host, 12 on a slower one); the forks, 4 per set, one to three.
-names_bench_args="--vmas 65536 --forks 20"
+# host, 12 on a slower one, 937 s in all there); the forks, 4 per set, one
+# to three.  make check-kernels runs the same experiment, the same rows
+# and rounds, at an eighth of the VMAs: fork's cost grows with the VMAs it
+# copies, named or not, so the comparison keeps its shape in an eighth of
+# the time, in a 2 GiB guest.
+if [ "${MMKIT_KERNEL_BENCH:-}" = published ]; then
+	names_bench_args="--vmas 65536 --forks 20" names_guest_mib=4096
+else
+	names_bench_args="--vmas 8192 --forks 20" names_guest_mib=2048
+fi
 # The direct-map experiment needs a kernel whose direct map no secret page
 # has split yet, which a long-running host is not: the guest runs it before
 # the suite, one round (the pool first, then one memfd_secret region per
@@ -326,8 +337,13 @@ direct_map_bench_args="--direct-map --rounds 1"
 # emulated.
 tagged_bench_args="--tagged --iterations 20"
 
-run_tier() {
-	kernel="" modules="" arch=amd64 guest_mib=2048
+# prepare_tier TIER: the kernel (fetched, or waited for while it builds in
+# the background), the modules, the tests and the initramfs of TIER's
+# guest, $out/TIER.cpio.gz; sets what boot_tier uses and kernel_secs, the
+# seconds spent getting the kernel.  It writes what tiers share (the
+# cache, the static tests, build-aarch64): one tier at a time.
+prepare_tier() {
+	kernel="" modules="" arch=amd64 guest_mib=2048 kernel_secs=0
 	bench_dir="$out/bench-$1"
 	rm -rf "$bench_dir" "$out/$1".*.json
 	arm64_qemu=qemu-system-aarch64 arm64_qemu_data="" arm64_machine=virt
@@ -339,20 +355,24 @@ run_tier() {
 		[ -n "$abi" ] || { echo "cannot find Debian's $series kernel ABI (apt-get update?)"; return 1; }
 		headers=/usr/src/linux-headers-$abi-amd64
 		[ -d "$headers" ] || { echo "$headers missing: tools/install-deps installs it"; return 1; }
+		kernel_start=$(date +%s)
 		kernel=$(debian_kernel "$abi") || return 1
+		kernel_secs=$(( $(date +%s) - kernel_start ))
 		modules="$(build_module "$headers" "$out/kmod-$1") $(debian_brd "$abi" "$out/brd-$1")" ||
 			return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64" ;;
 	custom-amd64|custom612-amd64|bench-amd64)
+		kernel_start=$(date +%s)
 		wait_prebuilt "$1"
 		kernel=$(custom_kernel "$1" "$(custom_series "$1")") || return 1
+		kernel_secs=$(( $(date +%s) - kernel_start ))
 		src="$(dirname "$kernel")/src"
 		modules="$(build_module "$src" "$out/kmod-$1") $src/drivers/block/brd.ko" || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64"
 		if [ "$1" = bench-amd64 ]; then
-			guest_mib=4096
+			guest_mib=$names_guest_mib
 			make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static PKG_CONFIG=false \
 				"$out/static-amd64/bench/bench-names" \
 				"$out/static-amd64/bench/bench-secret" || return 1
@@ -374,7 +394,9 @@ run_tier() {
 			arm64_qemu_data=$qemu/usr/share/qemu
 			arm64_machine=virt,mte=on
 		fi
+		kernel_start=$(date +%s)
 		kernel=$(debian_kernel "$abi" arm64) || return 1
+		kernel_secs=$(( $(date +%s) - kernel_start ))
 		headers=$(debian_arm64_headers "$abi") || return 1
 		modules="$(build_module "$headers" "$out/kmod-$1" ARCH=arm64 \
 			CROSS_COMPILE=aarch64-linux-gnu-) $(debian_brd "$abi" "$out/brd-$1" arm64)" ||
@@ -397,6 +419,11 @@ run_tier() {
 	fetch_deb "busybox-static:$arch" || return 1
 	extract busybox-static "$arch" "$cache/busybox-static-$arch"
 	make_initramfs "$cache/busybox-static-$arch/bin/busybox" "$tests" "$out/$1.cpio.gz" $modules
+}
+
+# boot_tier TIER: boots the guest prepare_tier made and judges its console
+# (tiers boot side by side).
+boot_tier() {
 	log="$out/$1.console.log"
 	start=$(date +%s)
 	boot "$arch" "$kernel" "$out/$1.cpio.gz" "$log"

@@ -22,26 +22,72 @@ out="$top/build-kernels"
 mkdir -p "$cache" "$out"
 
 . "$here/lib.sh"
+. "$top/tests/pool.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+began=$(date +%s)
 
-prebuild "$@"
+# stage LABEL SECONDS: a row of the time table.
+stage() {
+	printf '%-58.58s %6s\n' "$1" "$2" >>"$work/times"
+}
+: >"$work/times"
+
 # The guests' counts add up to the tier's closing line; a tier that fails
 # without a clean summary (no boot, panic, kernel warning) counts one failure.
 passed=0 failed=0 skipped=0
+tier_result() {	# tier, 0 when it passed
+	counts=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' \
+		"$out/$1.console.log" 2>/dev/null | tail -n1 | tr -d ',')
+	set -- "$1" "$2" $counts 0 0 0 0 0 0
+	passed=$((passed + $3)) skipped=$((skipped + $7))
+	if [ "$2" -eq 0 ]; then
+		echo "=== $1: ok"
+	else
+		echo "=== $1: FAILED"
+		failed=$((failed + ($5 > 0 ? $5 : 1)))
+	fi
+}
+
+pool_done() {	# tier, exit code, seconds, output
+	echo "=== kernel tier: $1 (guest)"
+	cat "$4"
+	stage "$1: boot, benchmarks and suite in the guest" "$3"
+	sed -n 's/^mmkit-guest: \(bench-[a-z]*\) exit [0-9]* after \([0-9]*\)s.*/\1 \2/p' \
+		"$out/$1.console.log" 2>/dev/null | tr -d '\r' |
+		while read -r bench secs; do
+			stage "$1:   of which $bench" "$secs"
+		done
+	tier_result "$1" "$2"
+}
+
+# The self-built kernels build in the background; the tiers are prepared
+# one after the other (they share the cache and the static tests) and
+# their guests boot MMKIT_KERNEL_JOBS at a time (as many as the cores: an
+# emulated guest mostly keeps one busy).  Debian's tiers come first, so a
+# self-built kernel has until they are done to build.
+prebuild "$@"
+pool_init "${MMKIT_KERNEL_JOBS:-$(nproc)}" "$work"
 for tier in "$@"; do
 	echo "=== kernel tier: $tier"
 	rm -f "$out/$tier.console.log"
-	run_tier "$tier"
-	ok=$?
-	counts=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' \
-		"$out/$tier.console.log" 2>/dev/null | tail -n1 | tr -d ',')
-	set -- $counts 0 0 0 0 0 0
-	passed=$((passed + $1)) skipped=$((skipped + $5))
-	if [ $ok -eq 0 ]; then
-		echo "=== $tier: ok"
+	start=$(date +%s)
+	if prepare_tier "$tier"; then
+		stage "$tier: kernel (download, or wait for its build)" "$kernel_secs"
+		stage "$tier: modules, tests, initramfs" $(( $(date +%s) - start - kernel_secs ))
+		echo "=== kernel tier: $tier: booting"
+		pool_run "$tier" boot_tier "$tier"
 	else
-		echo "=== $tier: FAILED"
-		failed=$((failed + ($3 > 0 ? $3 : 1)))
+		tier_result "$tier" 1
 	fi
 done
+pool_drain
+for built in "$out"/prebuilt.*; do
+	[ -f "$built" ] || continue
+	stage "${built##*/prebuilt.}: kernel build (background, nice 19; 0: cached)" "$(cat "$built")"
+done
+echo "=== time (stage, seconds; ${MMKIT_KERNEL_JOBS:-$(nproc)} guests at a time)"
+cat "$work/times"
+printf '%-58s %6s\n' "wall" $(( $(date +%s) - began ))
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
