@@ -358,10 +358,16 @@ double now_seconds(void)
 
 static struct timespec started;
 static int progress_shown;
+/* Seconds before the first progress line: MMKIT_BENCH_PROGRESS_AFTER (1). */
+static double progress_after = 1;
 
 __attribute__((constructor)) static void progress_clock(void)
 {
+	const char *after = getenv("MMKIT_BENCH_PROGRESS_AFTER");
+
 	clock_gettime(CLOCK_MONOTONIC, &started);
+	if (after && *after)
+		progress_after = atof(after);
 }
 
 void progress(const char *fmt, ...)
@@ -370,7 +376,8 @@ void progress(const char *fmt, ...)
 	va_list ap;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec - started.tv_sec + (now.tv_nsec - started.tv_nsec) / 1e9 < 1 || !isatty(2))
+	if (now.tv_sec - started.tv_sec + (now.tv_nsec - started.tv_nsec) / 1e9 < progress_after ||
+	    !isatty(2))
 		return;
 	fprintf(stderr, "\r%s: ", program_invocation_short_name);
 	va_start(ap, fmt);

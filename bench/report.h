@@ -55,8 +55,8 @@ void report_end(void);
 
 /*
  * Progress on stderr, one line rewritten in place, only when stderr is a
- * terminal and the benchmark has run longer than a second; cleared by
- * progress_done().
+ * terminal and the benchmark has run longer than a second (or
+ * MMKIT_BENCH_PROGRESS_AFTER seconds); cleared by progress_done().
  */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress_done(void);

@@ -6,7 +6,10 @@
 # it must exit 0 and write a report that tools/check-bench-json accepts,
 # naming the benchmark and saying "quick": true.  Run on a terminal
 # (script(1)), one that takes longer than 3 s must have shown its progress
-# line on stderr and cleared it before it finished.
+# line on stderr and cleared it before it finished.  The line is asked for
+# from the start (MMKIT_BENCH_PROGRESS_AFTER=0), not after the first
+# second: on a loaded machine a benchmark ran 5 s, most of them waiting for
+# a core, and its last progress call came before its first second was up.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -30,7 +33,7 @@ for name in $(cat "$tmp/benches"); do
 	start=$(date +%s%N)
 	# A hung benchmark fails the test instead of hanging it.
 	if [ "$have_script" -eq 1 ]; then
-		PROG="$MMKIT_BUILD/bench/bench-$name" OUT=$out \
+		PROG="$MMKIT_BUILD/bench/bench-$name" OUT=$out MMKIT_BENCH_PROGRESS_AFTER=0 \
 			script -qec 'exec timeout 600 "$PROG" --quick --json >"$OUT"' "$tmp/$name.tty" \
 			</dev/null >/dev/null
 	else
