@@ -493,7 +493,7 @@ static void add_backend(struct row *rows, int *nrows, unsigned int flag, const c
 
 int main(int argc, char **argv)
 {
-	struct row rows[9] = {
+	struct row rows[10] = {
 		{ .name = "memset", .kind = ROW_MEMSET },
 		{ .name = "zero floor", .kind = ROW_ZERO },
 		{ .name = "populate+memset", .kind = ROW_POPULATE },
@@ -507,8 +507,8 @@ int main(int argc, char **argv)
 		{ "--iterations", BENCH_NUMBER, 1, 1000000, .number = &given_iterations },
 		{ NULL },
 	};
-	struct skipped skipped[4];
-	size_t order[9];
+	struct skipped skipped[5];
+	size_t order[10];
 	long idle_kib;
 	unsigned char *p;
 
@@ -526,6 +526,7 @@ int main(int argc, char **argv)
 		iterations = quick ? QUICK_ITERATIONS : DEFAULT_ITERATIONS;
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
+	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_SYSCALL, "syscall", 0, skipped, &nskipped);
 	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_KMOD, "kmod", 0, skipped, &nskipped);
 	add_backend(rows, &nrows, MMKIT_REFPAGE_BACKEND_MEMFD, "memfd", 0, skipped, &nskipped);
 	if (!strcmp(rows[nrows - 1].name, "memfd")) {

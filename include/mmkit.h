@@ -315,13 +315,21 @@ int mmkit_secret_reserve(size_t bytes);
  * backend (kmod: refpage.ko's /dev/refpage; memfd; uffd) keeps some of
  * them, reported as a mask of MMKIT_REFPAGE_ITEM(n).  mmkit_refpage(3)
  * says what each backend keeps and costs, and which one is chosen when no
- * MMKIT_REFPAGE_BACKEND_* flag and no MMKIT_REFPAGE_BACKEND=kmod|memfd|uffd
- * in the environment names one.  Forcing one that cannot work here fails:
- * -ENODEV (kmod without /dev/refpage), -EPERM or -ENOSYS (uffd).
+ * MMKIT_REFPAGE_BACKEND_* flag and no
+ * MMKIT_REFPAGE_BACKEND=syscall|kmod|memfd|uffd in the environment names
+ * one.  Forcing one that cannot work here fails: -ENODEV (syscall on a
+ * kernel without refpage_create(2), kmod without /dev/refpage), -EPERM or
+ * -ENOSYS (uffd).
  */
 #define MMKIT_REFPAGE_BACKEND_KMOD	0x1u
 #define MMKIT_REFPAGE_BACKEND_MEMFD	0x2u
 #define MMKIT_REFPAGE_BACKEND_UFFD	0x4u
+/*
+ * refpage_create(2) of a kernel with the reference-page series
+ * (kernel/patches/), found through /sys/kernel/mm/refpage/syscall_nr:
+ * preferred over kmod where it exists, -ENODEV when forced elsewhere.
+ */
+#define MMKIT_REFPAGE_BACKEND_SYSCALL	0x8u
 /*
  * The reference page carries MTE allocation tags (arm64): @pattern is
  * PROT_MTE memory, 16-byte aligned, at least 16 bytes, and the tag of each

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * What the memfd and kmod backends share: a file whose every page holds
+ * What the memfd, kmod and syscall backends share: a file whose every page holds
  * the pattern, mapped MAP_PRIVATE and MAP_FIXED chunk by chunk over the
  * range.  Reads map the file's shared pages, the first write to a page
  * copies it (a private file-backed copy on write), MADV_DONTNEED drops the

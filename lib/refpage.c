@@ -2,12 +2,14 @@
 /*
  * Reference pages: memory whose never-written pages read as a pattern.
  *
- * The kernel proposal (refpage_create, 2021) was never merged, so the
- * backends build it from stock parts (struct refpage_backend, refpage.h),
- * each described in its own file: refpage-kmod.c, refpage-memfd.c,
- * refpage-uffd.c.  The default is the first backend of backends[] below
- * that is available and keeps the whole contract; uffd, which cannot serve
- * faults taken by the kernel (contract item 8), only when asked for.
+ * The kernel proposal (refpage_create, 2021) was never merged: the syscall
+ * backend calls it where a kernel carries the series (kernel/patches/),
+ * and the others build it from stock parts (struct refpage_backend,
+ * refpage.h), each described in its own file: refpage-syscall.c,
+ * refpage-kmod.c, refpage-memfd.c, refpage-uffd.c.  The default is the
+ * first backend of backends[] below that is available and keeps the whole
+ * contract; uffd, which cannot serve faults taken by the kernel (contract
+ * item 8), only when asked for.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 
 /* In order of preference for the default. */
 static const struct refpage_backend *const backends[] = {
+	&refpage__syscall,
 	&refpage__kmod,
 	&refpage__memfd,
 	&refpage__uffd,
@@ -31,8 +34,8 @@ static const struct refpage_backend *const backends[] = {
 
 #define NBACKENDS	(sizeof(backends) / sizeof(backends[0]))
 
-#define BACKEND_FLAGS	(MMKIT_REFPAGE_BACKEND_KMOD | MMKIT_REFPAGE_BACKEND_MEMFD | \
-			 MMKIT_REFPAGE_BACKEND_UFFD)
+#define BACKEND_FLAGS	(MMKIT_REFPAGE_BACKEND_SYSCALL | MMKIT_REFPAGE_BACKEND_KMOD | \
+			 MMKIT_REFPAGE_BACKEND_MEMFD | MMKIT_REFPAGE_BACKEND_UFFD)
 
 static const struct refpage_backend *backend_by_flag(unsigned int flag)
 {
@@ -56,7 +59,8 @@ static const struct refpage_backend *backend_by_name(const char *name)
 
 /*
  * The best fully correct backend, decided once per process: a backend the
- * kernel refused (no /dev/refpage, memfd_create failing) is not retried.
+ * kernel refused (no refpage_create(2), no /dev/refpage, memfd_create
+ * failing) is not retried.
  */
 static const struct refpage_backend *default_backend;
 static int default_error;
@@ -137,7 +141,7 @@ static int select_backend(unsigned int flags, const struct refpage_backend **out
 		}
 		be = backend_by_name(env);
 		if (!be) {
-			mmkit__error_detail(-EINVAL, REFPAGE_ENV " names no backend (kmod, memfd, uffd)");
+			mmkit__error_detail(-EINVAL, REFPAGE_ENV " names no backend (syscall, kmod, memfd, uffd)");
 			return -EINVAL;
 		}
 	}
@@ -535,6 +539,6 @@ void mmkit__probe_refpage(struct mmkit_feature *f)
 	if (ret)
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", reason);
 	else
-		mmkit__feature_set(f, chosen == &refpage__kmod ? MMKIT_STATUS_NATIVE :
-				   MMKIT_STATUS_FALLBACK, chosen->name, "%s", reason);
+		mmkit__feature_set(f, chosen == &refpage__syscall || chosen == &refpage__kmod ?
+				   MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK, chosen->name, "%s", reason);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
  * Reference pages: what the front end (refpage.c), its backends
- * (refpage-kmod.c, refpage-memfd.c, refpage-uffd.c) and the layers below
- * them (refpage-file.c, refpage-range.c) share.  Calls go one way: front
+ * (refpage-syscall.c, refpage-kmod.c, refpage-memfd.c, refpage-uffd.c)
+ * and the layers below them (refpage-file.c, refpage-range.c) share.  Calls go one way: front
  * end, backends, layers.  Not installed.
  */
 #ifndef MMKIT_REFPAGE_H
@@ -46,8 +46,9 @@ struct mmkit_refpage {
 	/* One page of the repeated pattern. */
 	unsigned char *page;
 	/*
-	 * kmod: the refpage.ko descriptor, whose every offset is the
-	 * pattern.  memfd: the descriptor of @file, which owns it.
+	 * kmod, syscall: the refpage.ko or refpage_create(2) descriptor,
+	 * whose every offset is the pattern.  memfd: the descriptor of
+	 * @file, which owns it.
 	 */
 	int fd;
 	struct refpage_pattern_file *file;
@@ -62,6 +63,7 @@ struct mmkit_refpage {
 	unsigned char tags[];
 };
 
+extern const struct refpage_backend refpage__syscall;
 extern const struct refpage_backend refpage__kmod;
 extern const struct refpage_backend refpage__memfd;
 extern const struct refpage_backend refpage__uffd;
@@ -74,8 +76,8 @@ void refpage__memfd_stats(unsigned long long *files, unsigned long long *bytes);
 /*
  * Mapping a file whose first @chunk bytes all hold the pattern,
  * MAP_PRIVATE, one mapping of offset 0 per @chunk bytes of the range:
- * shared by the memfd and kmod backends (refpage-file.c).  Attach maps
- * through the backend's map.
+ * shared by the memfd, kmod and syscall backends (refpage-file.c).
+ * Attach maps through the backend's map.
  */
 #define REFPAGE_CHUNK_UNLIMITED	SIZE_MAX
 void refpage__file_destroy(struct mmkit_refpage *rp);

@@ -266,6 +266,18 @@ int sys_userfaultfd(int flags)
 	return RESULT(syscall(SYS_userfaultfd, flags));
 }
 
+/*
+ * refpage_create(2) of kernels with the reference-page series, by the
+ * number such a kernel publishes (lib/refpage-syscall.c): the call has no
+ * number of its own in any libc.
+ */
+int sys_refpage_create(long nr, const void *content, unsigned long flags)
+{
+	FAULT(SYS_FAULT_FD_CREATE);
+	SAVE_ERRNO;
+	return RESULT(syscall(nr, content, flags));
+}
+
 int sys_open(const char *path, int flags, mode_t mode)
 {
 	FAULT(SYS_FAULT_OPEN);

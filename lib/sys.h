@@ -41,6 +41,7 @@ int sys_has_capability(int cap);
 int sys_memfd_create(const char *name, unsigned int flags);
 int sys_memfd_secret(unsigned int flags);
 int sys_userfaultfd(int flags);
+int sys_refpage_create(long nr, const void *content, unsigned long flags);
 int sys_open(const char *path, int flags, mode_t mode);
 int sys_openat(int dirfd, const char *path, int flags, mode_t mode);
 int sys_close(int fd);
@@ -102,7 +103,7 @@ enum sys_fault_kind {
 	SYS_FAULT_PRCTL,
 	SYS_FAULT_RLIMIT,	/* getrlimit, setrlimit */
 	SYS_FAULT_CAPGET,	/* sys_has_capability() then answers 0 */
-	SYS_FAULT_FD_CREATE,	/* memfd_create, memfd_secret, userfaultfd */
+	SYS_FAULT_FD_CREATE,	/* memfd_create, memfd_secret, userfaultfd, refpage_create */
 	SYS_FAULT_OPEN,		/* open, openat */
 	SYS_FAULT_CLOSE,
 	SYS_FAULT_READ,		/* read, pread, readlinkat, getdents64, process_vm_readv */

@@ -294,7 +294,8 @@ free_a:
 static int scenario_probe(void)
 {
 	static const unsigned int flags[] = {
-		MMKIT_REFPAGE_BACKEND_KMOD, MMKIT_REFPAGE_BACKEND_MEMFD, MMKIT_REFPAGE_BACKEND_UFFD,
+		MMKIT_REFPAGE_BACKEND_SYSCALL, MMKIT_REFPAGE_BACKEND_KMOD,
+		MMKIT_REFPAGE_BACKEND_MEMFD, MMKIT_REFPAGE_BACKEND_UFFD,
 	};
 	struct mmkit_features f;
 	int ret = mmkit_probe(&f);
@@ -457,6 +458,7 @@ static void refpage_child(void *arg)
 int main(void)
 {
 	static const struct { unsigned int flag; const char *name; } backends[] = {
+		{ MMKIT_REFPAGE_BACKEND_SYSCALL, "syscall" },
 		{ MMKIT_REFPAGE_BACKEND_KMOD, "kmod" },
 		{ MMKIT_REFPAGE_BACKEND_MEMFD, "memfd" },
 		{ MMKIT_REFPAGE_BACKEND_UFFD, "uffd" },

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
  * Reference pages: the ten contract items of mmkit_refpage(3) on the
- * backend named on the command line (kmod, memfd or uffd), as root and as
+ * backend named on the command line (syscall, kmod, memfd or uffd), as root and as
  * nobody, plus backend selection.
  * A backend that does not keep an item must fail it the documented way:
  * uffd's system calls on untouched pages return EFAULT (item 8).
@@ -765,6 +765,10 @@ static void suite_as_nobody(void *arg)
 static void selection(void)
 {
 	int kmod = !access("/dev/refpage", R_OK | W_OK);
+	int sc = !mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_SYSCALL, NULL, 0);
+	/* The default: refpage_create(2) where the kernel has it, else refpage.ko, else memfd. */
+	const char *def = sc ? "syscall" : kmod ? "kmod" : "memfd";
+	char keeps[64];
 	struct mmkit_features f;
 	struct mmkit_refpage *rp;
 	char why[MMKIT_REASON_MAX];
@@ -773,7 +777,7 @@ static void selection(void)
 	T_CASE("selection: default, flags, MMKIT_REFPAGE_BACKEND, kmod, probe");
 	unsetenv("MMKIT_REFPAGE_BACKEND");
 	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
-	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), kmod ? "kmod" : "memfd"));
+	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), def));
 	T_EQ(mmkit_refpage_contract(rp), MMKIT_REFPAGE_FULL_CONTRACT);
 	mmkit_refpage_destroy(rp);
 
@@ -816,10 +820,10 @@ static void selection(void)
 
 	T_EQ(mmkit_probe(&f), 0);
 	T_EQ(f.feature[MMKIT_FEATURE_REFPAGE].status,
-	     kmod ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK);
-	T_ASSERT(!strcmp(f.feature[MMKIT_FEATURE_REFPAGE].backend, kmod ? "kmod" : "memfd"));
-	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason,
-			kmod ? "kmod keeps items 1-10" : "memfd keeps items 1-10"));
+	     sc || kmod ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK);
+	T_ASSERT(!strcmp(f.feature[MMKIT_FEATURE_REFPAGE].backend, def));
+	snprintf(keeps, sizeof(keeps), "%s keeps items 1-10", def);
+	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason, keeps));
 	T_ASSERT(kmod || strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason,
 				 "kmod: /dev/refpage absent"));
 	printf("    probe: %s\n", f.feature[MMKIT_FEATURE_REFPAGE].reason);
@@ -1004,6 +1008,7 @@ static const struct backend_case {
 	const char *name;
 	unsigned int flag;
 } backends[] = {
+	{ "syscall", MMKIT_REFPAGE_BACKEND_SYSCALL },
 	{ "kmod", MMKIT_REFPAGE_BACKEND_KMOD },
 	{ "memfd", MMKIT_REFPAGE_BACKEND_MEMFD },
 	{ "uffd", MMKIT_REFPAGE_BACKEND_UFFD },
@@ -1021,7 +1026,7 @@ static const struct backend_case *backend_named(const char *name)
 
 /*
  * One backend a run, so that each passes, fails or skips on its own
- * (tests/test-refpage.args has the runner run all three).  The checks
+ * (tests/test-refpage.args has the runner run all four).  The checks
  * that span backends, selection and an older kernel's refusals, run with
  * memfd: every kernel that can run mmkit has it.
  */
@@ -1032,7 +1037,7 @@ int main(int argc, char **argv)
 	unsigned int flag;
 
 	if (!backend) {
-		fprintf(stderr, "usage: %s kmod|memfd|uffd\n", argv[0]);
+		fprintf(stderr, "usage: %s syscall|kmod|memfd|uffd\n", argv[0]);
 		return 2;
 	}
 	flag = backend->flag;

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * The syscall backend: refpage_create(2) of kernels built with the
+ * reference-page series (kernel/patches/6.12/).  It returns a descriptor
+ * like refpage.ko's, whose every offset reads as the pattern and whose
+ * private mappings the kernel copies on the first write, so mapping,
+ * attach and unmap are the memfd backend's.  Unlike the module's mappings,
+ * these are ordinary private file mappings: mlock() locks them.
+ *
+ * The call has no number in any upstream kernel, and the one the series
+ * takes may belong to another call on another kernel.  So the backend
+ * calls only the number the running kernel publishes in
+ * /sys/kernel/mm/refpage/syscall_nr, read each time it is asked: without
+ * that file there is no call to make.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "refpage.h"
+
+#define SYSCALL_NR_FILE	"/sys/kernel/mm/refpage/syscall_nr"
+
+/* Numbers of system calls are small; anything else is not the series' file. */
+#define SYSCALL_NR_MAX	4096
+
+/* Parses "NNN\n"; -EINVAL for anything else. */
+static long parse_nr(const char *buf, size_t len)
+{
+	long nr = 0;
+	size_t i;
+
+	for (i = 0; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		nr = nr * 10 + (buf[i] - '0');
+		if (nr >= SYSCALL_NR_MAX)
+			return -EINVAL;
+	}
+	if (!i || i + 1 != len || buf[i] != '\n')
+		return -EINVAL;
+	return nr;
+}
+
+/* The call's number here, or -errno and why into @why (@why may be NULL). */
+static long syscall_nr(char *why, size_t len)
+{
+	char buf[16];
+	ssize_t n;
+	long nr;
+	int fd;
+
+	fd = sys_open(SYSCALL_NR_FILE, O_RDONLY | O_CLOEXEC, 0);
+	if (fd == -ENOENT) {
+		if (why)
+			snprintf(why, len, "no " SYSCALL_NR_FILE ": the kernel has no refpage_create()");
+		return -ENODEV;
+	}
+	if (fd < 0) {
+		if (why)
+			snprintf(why, len, "open " SYSCALL_NR_FILE ": %s", strerror(-fd));
+		return fd;
+	}
+	n = sys_read(fd, buf, sizeof(buf));
+	sys_close(fd);
+	nr = n < 0 ? n : parse_nr(buf, (size_t)n);
+	if (nr < 0 && why)
+		snprintf(why, len, "read " SYSCALL_NR_FILE ": %s",
+			 n < 0 ? strerror((int)-n) : "not a system call number");
+	if (nr >= 0 && why)
+		snprintf(why, len, "refpage_create() is system call %ld", nr);
+	return nr;
+}
+
+static int syscall_available(char *why, size_t len)
+{
+	long nr = syscall_nr(why, len);
+
+	return nr < 0 ? (int)nr : 0;
+}
+
+/* The series' tagged pages (arm64 MTE) are not in the 6.12 patches. */
+static int syscall_can_tag(char *why, size_t len)
+{
+	snprintf(why, len, "refpage_create() of the 6.12 series has no tagged pages");
+	return -EOPNOTSUPP;
+}
+
+static int syscall_create(struct mmkit_refpage *rp)
+{
+	long nr = syscall_nr(NULL, 0);
+	int fd;
+
+	if (nr < 0)
+		return (int)nr;
+	/* The whole page of the repeated pattern: its size in the flags. */
+	fd = sys_refpage_create(nr, rp->page, sys_page_size());
+	if (fd < 0)
+		return fd;
+	rp->fd = fd;
+	return 0;
+}
+
+/* Every offset of the descriptor is the pattern: one mapping per range. */
+static int syscall_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
+{
+	return refpage__file_map(rp, len, prot, REFPAGE_CHUNK_UNLIMITED, addr);
+}
+
+const struct refpage_backend refpage__syscall = {
+	.name		= "syscall",
+	.flag		= MMKIT_REFPAGE_BACKEND_SYSCALL,
+	.contract	= MMKIT_REFPAGE_FULL_CONTRACT,
+	.can_tag	= syscall_can_tag,
+	.available	= syscall_available,
+	.create		= syscall_create,
+	.destroy	= refpage__file_destroy,
+	.map		= syscall_map,
+	.attach		= refpage__file_attach,
+	.unmap		= refpage__file_unmap,
+};
