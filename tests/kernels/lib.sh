@@ -46,8 +46,9 @@ guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head 
 
 # make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE...]: a gzip'ed cpio with
 # busybox, /init, the runner and its argument sets (tests/*.args), the test
-# binaries of TESTS_DIR, the kernel modules for /init to load and the
-# benchmarks guest_bench put in $bench_dir.
+# binaries of TESTS_DIR and of the kernel series ($series_dir/tests, when
+# set), the kernel modules for /init to load and the benchmarks guest_bench
+# put in $bench_dir.
 make_initramfs() {
 	root="$3.root"
 	rm -rf "$root"
@@ -60,6 +61,7 @@ make_initramfs() {
 	cp "$here/guest-init" "$root/init"
 	cp "$top/tests/run-tests.sh" "$top/tests/pool.sh" "$top"/tests/*.args "$root/mmkit/tests/"
 	cp "$2"/tests/test-* "$root/mmkit/build/tests/"
+	[ -z "$series_dir" ] || cp "$series_dir"/tests/test-* "$root/mmkit/build/tests/"
 	cp "$2/mmkit" "$root/mmkit/build/"
 	[ ! -d "$bench_dir" ] || cp -r "$bench_dir" "$root/mmkit/bench"
 	mkdir -p "$root/mmkit/modules"
@@ -109,18 +111,55 @@ boot() {
 }
 
 # custom_kernel TIER VERSION: path of the kernel self-built from
-# linux-source-VERSION with $here/TIER.config, built once per config.
+# linux-source-VERSION with $here/TIER.config and the series of
+# kernel/patches/VERSION/ applied, if there is one; built once per config
+# and series (the patches are part of the cache key).
 custom_kernel() {
 	config="$here/$1.config"
-	key=$(cat "$config" "$here/build-kernel.sh" | sha256sum | cut -c1-12)
+	patches=$(ls "$top/kernel/patches/$2"/*.patch 2>/dev/null)
+	key=$(cat "$config" "$here/build-kernel.sh" $patches | sha256sum | cut -c1-12)
 	work="$cache/$1-$key"
 	if [ ! -f "$work/bzImage" ]; then
 		fetch_deb "linux-source-$2:all" >&2 || return 1
+		deb=$(deb_path "linux-source-$2" all)
+		if [ -n "$patches" ] && [ ! -d "$work/src" ]; then
+			patched_source "$deb" "$2" "$work" $patches >&2 || return 1
+		fi
 		echo "building the $1 kernel from linux-source-$2 (10-30 minutes on 2 cores)" >&2
-		"$here/build-kernel.sh" "$(deb_path "linux-source-$2" all)" "$2" "$config" "$work" >&2 ||
-			return 1
+		"$here/build-kernel.sh" "$deb" "$2" "$config" "$work" >&2 || return 1
 	fi
 	echo "$work/bzImage"
+}
+
+# patched_source DEB VERSION WORK PATCH...: linux-source-VERSION unpacked
+# into WORK/src with the patches applied in order; build-kernel.sh then
+# builds it as it is (it unpacks only where WORK has no src).
+patched_source() {
+	deb=$1 version=$2 work=$3
+	shift 3
+	rm -rf "$work/unpack" && mkdir -p "$work/unpack"
+	dpkg-deb -x "$deb" "$work/unpack"
+	tar -C "$work/unpack" -xaf "$work/unpack/usr/src/linux-source-$version.tar.xz"
+	for patch in "$@"; do
+		echo "applying $(basename "$patch")"
+		patch -d "$work/unpack/linux-source-$version" -p1 --batch --quiet <"$patch" ||
+			return 1
+	done
+	mv "$work/unpack/linux-source-$version" "$work/src"
+	rm -rf "$work/unpack"
+}
+
+# series_programs SRC DIR: the kernel series' selftest and benchmark
+# (tools/testing/selftests/mm/refpage.c, refpage_bench.c), built static
+# against SRC's exported headers: DIR/tests/test-kselftest-refpage, which
+# the guest's runner runs with the suite, and DIR/refpage_bench.
+series_programs() {
+	mm="$1/tools/testing/selftests/mm"
+	make -s -C "$1" ARCH=x86_64 headers >&2 || return 1
+	mkdir -p "$2/tests"
+	cc -static -O2 -Wall -isystem "$1/usr/include" -I "$1/tools/testing/selftests" \
+		"$mm/refpage.c" -o "$2/tests/test-kselftest-refpage" || return 1
+	cc -static -O2 -Wall -isystem "$1/usr/include" "$mm/refpage_bench.c" -o "$2/refpage_bench"
 }
 
 # custom_series TIER: the linux-source series a self-built TIER is built
@@ -336,6 +375,9 @@ direct_map_bench_args="--direct-map --rounds 1"
 # (kmod and memfd), 20 iterations of every row and touch size: about 4 s
 # emulated.
 tagged_bench_args="--tagged --iterations 20"
+# The kernel series' refpage_bench (map 4,096,000 bytes, touch, unmap; 1000
+# times on real hardware): ITERATIONS iterations of its 12 rows.
+series_bench_args="-n 100"
 
 # prepare_tier TIER: the kernel (fetched, or waited for while it builds in
 # the background), the modules, the tests and the initramfs of TIER's
@@ -343,7 +385,7 @@ tagged_bench_args="--tagged --iterations 20"
 # seconds spent getting the kernel.  It writes what tiers share (the
 # cache, the static tests, build-aarch64): one tier at a time.
 prepare_tier() {
-	kernel="" modules="" arch=amd64 guest_mib=2048 kernel_secs=0
+	kernel="" modules="" arch=amd64 guest_mib=2048 kernel_secs=0 series_dir=""
 	bench_dir="$out/bench-$1"
 	rm -rf "$bench_dir" "$out/$1".*.json
 	arm64_qemu=qemu-system-aarch64 arm64_qemu_data="" arm64_machine=virt
@@ -371,6 +413,13 @@ prepare_tier() {
 		modules="$(build_module "$src" "$out/kmod-$1") $src/drivers/block/brd.ko" || return 1
 		static_tests "$out/static-amd64"
 		tests="$out/static-amd64"
+		# A kernel built with the series (kernel/patches/): its selftest
+		# runs with the suite, its benchmark before it.
+		if [ -f "$src/tools/testing/selftests/mm/refpage.c" ]; then
+			series_dir="$out/series-$1"
+			series_programs "$src" "$series_dir" || return 1
+			guest_bench refpage-series "$series_dir/refpage_bench" "$series_bench_args"
+		fi
 		if [ "$1" = bench-amd64 ]; then
 			guest_mib=$names_guest_mib
 			make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static PKG_CONFIG=false \
