@@ -45,7 +45,7 @@
 //
 // Reference pages on the uffd backend (MMKIT_REFPAGE_BACKEND=uffd) resolve
 // faults in a SIGBUS handler, which would compete with Go's runtime: leave
-// the backend to mmkit's default (refpage.ko or memfd) in Go programs.
+// the backend to mmkit's default (syscall, kmod or memfd) in Go programs.
 package mmkit
 
 //go:generate go run gen_sources.go

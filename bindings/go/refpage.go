@@ -19,10 +19,10 @@ import (
 // write, so a pattern-filled heap costs neither a memset nor memory for
 // the pages nobody touches.
 //
-// The backend is chosen as in C (refpage.ko where /dev/refpage exists,
-// else memfd).  The opt-in uffd backend (MMKIT_REFPAGE_BACKEND=uffd)
-// resolves faults in a SIGBUS handler, which Go's runtime owns: do not
-// set it for a Go program.
+// The backend is chosen as in C (refpage_create(2) or refpage.ko where the
+// kernel has them, else memfd).  The opt-in uffd backend
+// (MMKIT_REFPAGE_BACKEND=uffd) resolves faults in a SIGBUS handler, which
+// Go's runtime owns: do not set it for a Go program.
 type RefPage struct {
 	mu   sync.Mutex
 	rp   *C.struct_mmkit_refpage // nil once closed
