@@ -379,6 +379,12 @@ unsigned int mmkit_refpage_contract(const struct mmkit_refpage *rp);
  * process, else the error forcing it gives; @why (may be NULL) says why.
  */
 int mmkit_refpage_backend_available(unsigned int flag, char *why, size_t why_len);
+/*
+ * The MMKIT_REFPAGE_BACKEND_* flag of backend @name ("syscall", "kmod",
+ * "memfd", "uffd", as mmkit_refpage_backend() and MMKIT_REFPAGE_BACKEND
+ * name them); -EINVAL for any other name or NULL.
+ */
+int mmkit_refpage_backend_flag(const char *name);
 
 /*
  * What reference pages cost this process beyond the pages written: the

@@ -57,6 +57,25 @@ static const struct refpage_backend *backend_by_name(const char *name)
 	return NULL;
 }
 
+/* What an unknown backend name is told. */
+#define NO_BACKEND	"no such backend (syscall, kmod, memfd, uffd)"
+
+static int backend_flag(const char *name)
+{
+	const struct refpage_backend *be = name ? backend_by_name(name) : NULL;
+
+	if (!be) {
+		mmkit__error_detail(-EINVAL, "%.32s: " NO_BACKEND, name ? name : "NULL");
+		return -EINVAL;
+	}
+	return (int)be->flag;
+}
+
+MMKIT_EXPORT int mmkit_refpage_backend_flag(const char *name)
+{
+	return MMKIT__CALL(backend_flag(name));
+}
+
 /*
  * The best fully correct backend, decided once per process: a backend the
  * kernel refused (no refpage_create(2), no /dev/refpage, memfd_create
@@ -141,7 +160,7 @@ static int select_backend(unsigned int flags, const struct refpage_backend **out
 		}
 		be = backend_by_name(env);
 		if (!be) {
-			mmkit__error_detail(-EINVAL, REFPAGE_ENV " names no backend (syscall, kmod, memfd, uffd)");
+			mmkit__error_detail(-EINVAL, REFPAGE_ENV "=%.32s: " NO_BACKEND, env);
 			return -EINVAL;
 		}
 	}

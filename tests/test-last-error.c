@@ -91,6 +91,9 @@ static void test_every_call(void)
 	EXPECT_FAILURE(mmkit_refpage_backend_available(0, NULL, 0), -EINVAL,
 		       "mmkit_refpage_backend_available", NULL);
 	EXPECT_FAILURE(mmkit_refpage_stats(NULL), -EINVAL, "mmkit_refpage_stats", NULL);
+	EXPECT_FAILURE(mmkit_refpage_backend_flag("floppy"), -EINVAL, "mmkit_refpage_backend_flag",
+		       "floppy: no such backend");
+	EXPECT_FAILURE(mmkit_refpage_backend_flag(NULL), -EINVAL, "mmkit_refpage_backend_flag", NULL);
 }
 
 static void test_reasons(void)

@@ -1004,26 +1004,6 @@ static void own_inode(void)
 	mmkit_refpage_destroy(b);
 }
 
-static const struct backend_case {
-	const char *name;
-	unsigned int flag;
-} backends[] = {
-	{ "syscall", MMKIT_REFPAGE_BACKEND_SYSCALL },
-	{ "kmod", MMKIT_REFPAGE_BACKEND_KMOD },
-	{ "memfd", MMKIT_REFPAGE_BACKEND_MEMFD },
-	{ "uffd", MMKIT_REFPAGE_BACKEND_UFFD },
-};
-
-static const struct backend_case *backend_named(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (!strcmp(name, backends[i].name))
-			return &backends[i];
-	return NULL;
-}
-
 /*
  * One backend a run, so that each passes, fails or skips on its own
  * (tests/test-refpage.args has the runner run all four).  The checks
@@ -1032,17 +1012,18 @@ static const struct backend_case *backend_named(const char *name)
  */
 int main(int argc, char **argv)
 {
-	const struct backend_case *backend = argc == 2 ? backend_named(argv[1]) : NULL;
+	/* The backend named as MMKIT_REFPAGE_BACKEND names it: the library knows the names. */
+	int named = argc == 2 ? mmkit_refpage_backend_flag(argv[1]) : -EINVAL;
 	char why[MMKIT_REASON_MAX];
 	unsigned int flag;
 
-	if (!backend) {
+	if (named < 0) {
 		fprintf(stderr, "usage: %s syscall|kmod|memfd|uffd\n", argv[0]);
 		return 2;
 	}
-	flag = backend->flag;
+	flag = (unsigned int)named;
 	if (mmkit_refpage_backend_available(flag, why, sizeof(why)))
-		T_SKIP("backend %s unavailable: %s", backend->name, why);
+		T_SKIP("backend %s unavailable: %s", argv[1], why);
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	switch (flag) {
 	case MMKIT_REFPAGE_BACKEND_KMOD:
@@ -1059,10 +1040,10 @@ int main(int argc, char **argv)
 			T_CHILD_OK(t_in_child(uffd_as_nobody, NULL));
 		break;
 	}
-	printf("backend %s%s:\n", backend->name, t_is_root() ? ", as root" : "");
+	printf("backend %s%s:\n", argv[1], t_is_root() ? ", as root" : "");
 	T_CHILD_OK(t_in_child(suite, &flag));
 	if (t_is_root()) {
-		printf("backend %s, as nobody:\n", backend->name);
+		printf("backend %s, as nobody:\n", argv[1]);
 		T_CHILD_OK(t_in_child(suite_as_nobody, &flag));
 	}
 	return T_EXIT_PASS;

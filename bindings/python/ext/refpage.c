@@ -33,24 +33,16 @@ typedef struct {
 /* Made once, by mmkit_py_refpage_init(), and kept for the life of the process. */
 static PyTypeObject *map_type;
 
-static const struct {
-	const char *name;
-	unsigned int flag;
-} backends[] = {
-	{ "kmod", MMKIT_REFPAGE_BACKEND_KMOD },
-	{ "memfd", MMKIT_REFPAGE_BACKEND_MEMFD },
-	{ "uffd", MMKIT_REFPAGE_BACKEND_UFFD },
-};
-
-/* The MMKIT_REFPAGE_BACKEND_* flag of @name, 0 with ValueError if none. */
+/* The MMKIT_REFPAGE_BACKEND_* flag of @name, 0 with ValueError if none: the library knows the names. */
 static unsigned int backend_flag(const char *name)
 {
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (!strcmp(name, backends[i].name))
-			return backends[i].flag;
-	PyErr_Format(PyExc_ValueError, "mmkit: refpage backend \"%s\" is not kmod, memfd or uffd",
-		     name);
-	return 0;
+	int flag = mmkit_refpage_backend_flag(name);
+
+	if (flag < 0) {
+		PyErr_SetString(PyExc_ValueError, mmkit_last_error());
+		return 0;
+	}
+	return (unsigned int)flag;
 }
 
 static void free_object(PyObject *self)

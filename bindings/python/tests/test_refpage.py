@@ -8,7 +8,7 @@ import pytest
 
 import mmkit
 
-BACKENDS = ["kmod", "memfd", "uffd"]
+BACKENDS = ["syscall", "kmod", "memfd", "uffd"]
 
 
 def available(backend: str) -> None:

@@ -210,6 +210,8 @@ pub const MMKIT_REFPAGE_BACKEND_KMOD: c_uint = 0x1;
 pub const MMKIT_REFPAGE_BACKEND_MEMFD: c_uint = 0x2;
 /// `MMKIT_REFPAGE_BACKEND_UFFD`.
 pub const MMKIT_REFPAGE_BACKEND_UFFD: c_uint = 0x4;
+/// `MMKIT_REFPAGE_BACKEND_SYSCALL`.
+pub const MMKIT_REFPAGE_BACKEND_SYSCALL: c_uint = 0x8;
 /// `MMKIT_REFPAGE_TAGGED`.
 pub const MMKIT_REFPAGE_TAGGED: c_uint = 0x10;
 /// `MMKIT_REFPAGE_FULL_CONTRACT`: items 1 to 10.
@@ -311,6 +313,8 @@ extern "C" {
     /// 0 if backend `flag` can work here; `why` says why not.
     pub fn mmkit_refpage_backend_available(flag: c_uint, why: *mut c_char, why_len: usize)
         -> c_int;
+    /// The `MMKIT_REFPAGE_BACKEND_*` flag of backend `name`, or -EINVAL.
+    pub fn mmkit_refpage_backend_flag(name: *const c_char) -> c_int;
 
     /// Sizes and offsets of the C structs, for the layout test.
     #[doc(hidden)]

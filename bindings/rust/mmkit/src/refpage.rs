@@ -19,9 +19,13 @@ const PROT_READ_WRITE: sys::c_int = 0x1 | 0x2;
 /// of the contract and costs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
+    /// The `refpage_create(2)` system call of a kernel with the series
+    /// (`kernel/patches/`), where the kernel publishes its number.
+    Syscall,
     /// refpage.ko's `/dev/refpage`.
     Kmod,
-    /// A sealed memfd per pattern.
+    /// A memfd of the pattern, shared by the objects of one pattern and
+    /// mapped in windows of at most 4 MiB.
     Memfd,
     /// userfaultfd: pages filled on fault by a handler thread.
     Uffd,
@@ -30,6 +34,7 @@ pub enum Backend {
 impl Backend {
     fn flag(self) -> sys::c_uint {
         match self {
+            Backend::Syscall => sys::MMKIT_REFPAGE_BACKEND_SYSCALL,
             Backend::Kmod => sys::MMKIT_REFPAGE_BACKEND_KMOD,
             Backend::Memfd => sys::MMKIT_REFPAGE_BACKEND_MEMFD,
             Backend::Uffd => sys::MMKIT_REFPAGE_BACKEND_UFFD,
@@ -142,7 +147,7 @@ impl RefPage {
         })
     }
 
-    /// The backend in use: `"kmod"`, `"memfd"` or `"uffd"`.
+    /// The backend in use: `"syscall"`, `"kmod"`, `"memfd"` or `"uffd"`.
     pub fn backend(&self) -> &'static str {
         // SAFETY: the object is live; the C call returns one of three
         // static strings.

@@ -28,7 +28,12 @@ fn pattern_reads_and_writes() {
 
 #[test]
 fn every_available_backend() {
-    for backend in [Backend::Kmod, Backend::Memfd, Backend::Uffd] {
+    for backend in [
+        Backend::Syscall,
+        Backend::Kmod,
+        Backend::Memfd,
+        Backend::Uffd,
+    ] {
         match backend.available() {
             Ok(()) => {
                 let page = RefPage::with_backend(b"\x01\x02", backend).unwrap();
