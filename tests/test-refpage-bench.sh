@@ -47,7 +47,7 @@ assert peak["memfd"]["median"] < peak["memset"]["median"] * 0.55, peak
 saved = {r["label"]: r["metrics"] for r in rows if r["table"] == "saved_vs_memset"}
 assert set(saved) == series and saved["memset"]["4096"]["median"] == 0, saved
 for r in d["rows"]:
-    assert r["available"] or r["label"] in ("kmod", "uffd", "uffd (pinned)"), r
+    assert r["available"] or r["label"] in ("syscall", "kmod", "uffd", "uffd (pinned)"), r
 seed = {r["label"]: r["metrics"] for r in d["seed"]}
 assert seed["fastest backend (target)"]["random10%"]["median"] == 70, seed
 assert len(d["targets"]) >= 4, d["targets"]
