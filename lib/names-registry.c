@@ -234,12 +234,15 @@ static int vsyscall(const struct mmkit__vma *v)
  * 1 if the kernel would name @v: madvise_vma_anon_name() refuses a VMA with
  * a file (EBADF) unless it is anonymous shared memory.  Files show a path;
  * anonymous and special mappings none or [...].  Reference pages of a file
- * too: the registry names them where the kernel cannot.
+ * too: the registry names them where the kernel cannot.  @after_kernel:
+ * the kernel refused the range (EBADF), and the registry takes only the
+ * reference pages it cannot name: anonymous shared memory, which the
+ * kernel refuses before 6.2, stays refused as the kernel answered.
  */
-static int vma_nameable(const struct mmkit__vma *v)
+static int vma_nameable(const struct mmkit__vma *v, int after_kernel)
 {
-	return !v->path_len || v->path[0] == '[' || mmkit__vma_anon_shmem(v) ||
-	       mmkit__vma_refpage(v);
+	return !v->path_len || v->path[0] == '[' ||
+	       (mmkit__vma_anon_shmem(v) && !after_kernel) || mmkit__vma_refpage(v);
 }
 
 /*
@@ -251,12 +254,14 @@ static int vma_nameable(const struct mmkit__vma *v)
 struct vma_iter {
 	struct mmkit__lines maps;
 	int text;		/* no PROCMAP_QUERY: parsing the text */
+	int after_kernel;	/* see vma_nameable() */
 	char name[PATH_MAX + 16];	/* PROCMAP_QUERY's name of the VMA */
 };
 
-static int vma_open(struct vma_iter *it)
+static int vma_open(struct vma_iter *it, int after_kernel)
 {
 	it->text = 0;
+	it->after_kernel = after_kernel;
 	return mmkit__lines_open(&it->maps, AT_FDCWD, "/proc/self/maps");
 }
 
@@ -289,8 +294,8 @@ static int vma_next(struct vma_iter *it, uint64_t addr, struct span *s)
 			v.path = it->name;
 			v.path_len = q.vma_name_size ? q.vma_name_size - 1 : 0;
 			v.perms[3] = q.vma_flags & PROCMAP_QUERY_VMA_SHARED ? 's' : 'p';
-			s->nameable = !q.inode || mmkit__vma_anon_shmem(&v) ||
-				      mmkit__vma_refpage(&v);
+			s->nameable = !q.inode || mmkit__vma_refpage(&v) ||
+				      (mmkit__vma_anon_shmem(&v) && !it->after_kernel);
 			return 1;
 		}
 		if (ret != -ENOTTY)
@@ -302,7 +307,7 @@ static int vma_next(struct vma_iter *it, uint64_t addr, struct span *s)
 			continue;
 		s->start = v.start;
 		s->end = v.end;
-		s->nameable = vma_nameable(&v);
+		s->nameable = vma_nameable(&v, it->after_kernel);
 		return 1;
 	}
 	return ret;
@@ -335,7 +340,7 @@ static ssize_t read_spans(struct span **out)
 		}
 		s[n].start = v.start;
 		s[n].end = v.end;
-		s[n++].nameable = vma_nameable(&v);
+		s[n++].nameable = vma_nameable(&v, 0);
 	}
 	mmkit__lines_close(&maps);
 	if (ret < 0) {
@@ -653,9 +658,9 @@ static void registry_prune(void)
 /*
  * madvise_walk_vmas() over the registry.  Holes are skipped (-ENOMEM at
  * the end) and whatever name the registry had there is stale, so it goes;
- * a file stops the walk with -EBADF.
+ * a file stops the walk with -EBADF.  @after_kernel: see vma_nameable().
  */
-int mmkit__registry_name(uint64_t start, uint64_t end, const char *name)
+int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int after_kernel)
 {
 	struct vma_iter it;
 	uint64_t cur = start, to;
@@ -663,7 +668,7 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name)
 	struct span s = { 0, 0, 0 };
 
 	pthread_mutex_lock(&reg.lock);
-	ret = vma_open(&it);
+	ret = vma_open(&it, after_kernel);
 	while (!ret && cur < end) {
 		found = vma_next(&it, cur, &s);
 		if (found < 0) {

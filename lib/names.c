@@ -127,16 +127,17 @@ static int set_name(void *addr, size_t len, const char *name)
 	if (ret || start == end)
 		return ret;
 	if (mmkit__kernel_names())
-		return mmkit__registry_name(start, end, name);
+		return mmkit__registry_name(start, end, name, 0);
 	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)addr, len,
 			(unsigned long)name);
 	/*
 	 * A file in the range (the kernel named the VMAs before it): the
-	 * registry names reference pages of a file and refuses other files
-	 * with EBADF itself.
+	 * registry names reference pages of a file and refuses other files,
+	 * and the anonymous shared memory a kernel before 6.2 refused, with
+	 * EBADF itself.
 	 */
 	if (ret == -EBADF)
-		ret = mmkit__registry_name(start, end, name);
+		ret = mmkit__registry_name(start, end, name, 1);
 	if (ret == -EBADF)
 		mmkit__error_detail(ret, "[%#lx, %#lx) reaches a file mapping that is not reference pages",
 				    (unsigned long)start, (unsigned long)end);

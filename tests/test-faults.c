@@ -201,7 +201,7 @@ static int scenario_registry(void)
 	uint64_t start = (uintptr_t)p + page;
 	struct mmkit__name_range *e;
 	ssize_t n;
-	int ret = mmkit__registry_name(start, start + page, "mmkit-fault");
+	int ret = mmkit__registry_name(start, start + page, "mmkit-fault", 0);
 
 	if (ret)
 		goto out;
@@ -211,7 +211,7 @@ static int scenario_registry(void)
 		T_ASSERT(e[0].start == start && !strcmp(e[0].name, "mmkit-fault"));
 		free(e);
 	}
-	ret = mmkit__registry_name(start, start + page, NULL);
+	ret = mmkit__registry_name(start, start + page, NULL, 0);
 	if (n < 0) {
 		T_EQ(ret, 0);
 		ret = (int)n;

@@ -59,7 +59,7 @@ static inline __attribute__((noreturn)) void hostile_fail(const char *what, int 
 /* Names [addr, addr + len) through the registry, on kernels that name VMAs too. */
 static inline void hostile_name(void *addr, size_t len, const char *name)
 {
-	int ret = mmkit__registry_name((uintptr_t)addr, (uintptr_t)addr + len, name);
+	int ret = mmkit__registry_name((uintptr_t)addr, (uintptr_t)addr + len, name, 0);
 
 	if (ret)
 		hostile_fail(name, ret);

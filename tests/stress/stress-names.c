@@ -32,7 +32,7 @@ static void writer(char *p, size_t page, int ready)
 
 		if (end > (uintptr_t)p + PAGES * page)
 			end = (uintptr_t)p + PAGES * page;
-		ret = mmkit__registry_name(start, end, r >> 16 & 1 ? names[(r >> 20) % 3] : NULL);
+		ret = mmkit__registry_name(start, end, r >> 16 & 1 ? names[(r >> 20) % 3] : NULL, 0);
 		if (ret)
 			T_FAIL("mmkit__registry_name: %s", strerror(-ret));
 		if (++renames == 1)
