@@ -52,7 +52,7 @@ static long syscall_nr(char *why, size_t len)
 	fd = sys_open(SYSCALL_NR_FILE, O_RDONLY | O_CLOEXEC, 0);
 	if (fd == -ENOENT) {
 		if (why)
-			snprintf(why, len, "no " SYSCALL_NR_FILE ": the kernel has no refpage_create()");
+			snprintf(why, len, "no refpage_create(2) here");
 		return -ENODEV;
 	}
 	if (fd < 0) {

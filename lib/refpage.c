@@ -486,7 +486,7 @@ static void describe(const struct refpage_backend *be, char *buf, size_t len, si
 	format_items(be->contract, items, sizeof(items));
 	append(buf, len, used, "%s%s keeps items %s%s",
 	       be->contract == MMKIT_REFPAGE_FULL_CONTRACT ? "" : "opt-in ", be->name, items,
-	       be->contract & MMKIT_REFPAGE_ITEM(8) ? "" : ", not 8: syscalls on untouched pages EFAULT");
+	       be->contract & MMKIT_REFPAGE_ITEM(8) ? "" : ", not 8 (syscalls EFAULT)");
 	if (be == &refpage__memfd)
 		append(buf, len, used, ", %lu MiB page cache a pattern at most",
 		       REFPAGE_MEMFD_WINDOW_MAX >> 20);
@@ -494,8 +494,10 @@ static void describe(const struct refpage_backend *be, char *buf, size_t len, si
 
 /*
  * "; tagged (MTE): kmod memfd (uffd: why not)": the backends that tag
- * here in order of preference, then why each other one does not; or why
- * there is no MTE.
+ * here in order of preference, then why each other one that works here
+ * does not (why the others do not work was said before); or why there is
+ * no MTE, "none" where that would not fit MMKIT_REASON_MAX: a reason cut
+ * short reads as a mistake.
  */
 static void describe_tagged(char *buf, size_t len, size_t *used)
 {
@@ -504,7 +506,7 @@ static void describe_tagged(char *buf, size_t len, size_t *used)
 
 	append(buf, len, used, "; tagged (MTE): ");
 	if (mmkit__mte_available(why, sizeof(why))) {
-		append(buf, len, used, "%s", why);
+		append(buf, len, used, "%s", *used + strlen(why) < len ? why : "none");
 		return;
 	}
 	for (i = 0; i < NBACKENDS; i++) {
@@ -513,14 +515,16 @@ static void describe_tagged(char *buf, size_t len, size_t *used)
 		append(buf, len, used, "%s%s", none ? "" : " ", backends[i]->name);
 		none = 0;
 	}
-	append(buf, len, used, "%s(", none ? "none " : " ");
+	if (none)
+		append(buf, len, used, "none");
 	for (i = 0, none = 1; i < NBACKENDS; i++) {
-		if (!backend_tags(backends[i], why, sizeof(why)))
+		if (backends[i]->available(why, sizeof(why)) || !backend_tags(backends[i], why, sizeof(why)))
 			continue;
-		append(buf, len, used, "%s%s: %s", none ? "" : "; ", backends[i]->name, why);
+		append(buf, len, used, "%s%s: %s", none ? " (" : "; ", backends[i]->name, why);
 		none = 0;
 	}
-	append(buf, len, used, ")");
+	if (!none)
+		append(buf, len, used, ")");
 }
 
 /*

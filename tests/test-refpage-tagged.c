@@ -264,7 +264,7 @@ static void test_selection(int kmod)
 	reason = f.feature[MMKIT_FEATURE_REFPAGE].reason;
 	printf("    probe: %s\n", reason);
 	T_ASSERT(strstr(reason, kmod ? "tagged (MTE): kmod memfd (uffd: " :
-			"tagged (MTE): memfd (kmod: "));
+			"tagged (MTE): memfd (uffd: "));
 	munmap(pattern, getpagesize());
 }
 
