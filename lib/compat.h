@@ -39,6 +39,9 @@
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK			18
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE		23	/* Linux 5.14 */
+#endif
 
 /* Linux 5.11 */
 #ifndef UFFD_USER_MODE_ONLY

@@ -95,6 +95,7 @@ static struct {
 	uint32_t snap_seq;		/* the snapshot's seq, even */
 	uint32_t snap_of;		/* the live seq the snapshot is a copy of */
 	size_t snap_from, snap_to;	/* entries changed since the snapshot */
+	size_t snap_faulted;		/* entries of the snapshot area faulted in */
 	uint64_t snap_made;		/* when the snapshot was made (ns) */
 	int64_t snap_budget;		/* ns that snapshots may take now */
 	uint64_t snap_budget_at;	/* when snap_budget was counted (ns), 0: never */
@@ -467,6 +468,7 @@ static int registry_move(size_t cap, int drop)
 	reg.snap_of = reg.seq - 2;
 	reg.snap_from = 0;
 	reg.snap_to = reg.t.n;
+	reg.snap_faulted = 0;
 	return 0;
 }
 
@@ -563,6 +565,25 @@ static int registry_locked(off_t at)
 }
 
 /*
+ * Faults in the snapshot area up to entry @to before a copy, outside the
+ * ration: each page is paid for once per file, however often readers ask,
+ * and under emulation the faults of a first copy of 60,000 entries alone
+ * overdrew the budget for longer than a reader waits.  Best effort: where
+ * MADV_POPULATE_WRITE is refused the copy faults the pages in itself.
+ */
+static void snapshot_fault_in(size_t to)
+{
+	uintptr_t page = sys_page_size();
+	uintptr_t from = (uintptr_t)(area_entries(1) + reg.snap_faulted) & ~(page - 1);
+	uintptr_t end = (uintptr_t)(area_entries(1) + to);
+
+	if (to <= reg.snap_faulted)
+		return;
+	sys_madvise((void *)from, end - from, MADV_POPULATE_WRITE);
+	reg.snap_faulted = to;
+}
+
+/*
  * A reader that changes under its reads asks for a snapshot by holding a
  * read lock on byte MMKIT__REGISTRY_LOCK_ASK of the memfd (all it may do
  * to a file it may only read), and on byte MMKIT__REGISTRY_LOCK_READING
@@ -592,6 +613,7 @@ static void registry_snapshot(void)
 	    (t0 < reg.snap_made + MMKIT__REGISTRY_SNAP_HOLD_NS &&
 	     registry_locked(MMKIT__REGISTRY_LOCK_READING)))
 		return;
+	snapshot_fault_in(to);
 	cpu = sys_thread_cpu_ns();
 	__atomic_store_n(&reg.hdr->snap_seq, reg.snap_seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
