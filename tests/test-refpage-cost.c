@@ -17,6 +17,7 @@
 
 #include "mmkit.h"
 #include "harness.h"
+#include "refpage-map.h"
 
 #define MiB		(1UL << 20)
 #define WINDOW		(4 * MiB)
@@ -90,16 +91,6 @@ static struct mmkit_refpage *create(unsigned char byte, size_t size)
 	if (ret)
 		T_FAIL("mmkit_refpage_create: %s", strerror(-ret));
 	return rp;
-}
-
-static unsigned char *map(struct mmkit_refpage *rp, size_t len, int prot)
-{
-	void *p;
-	int ret = mmkit_refpage_map(rp, len, prot, &p);
-
-	if (ret)
-		T_FAIL("mmkit_refpage_map(%zu): %s", len, strerror(-ret));
-	return p;
 }
 
 /* The mappings /proc/self/maps shows inside [p, p + len). */

@@ -23,6 +23,7 @@
 
 #include "mmkit.h"
 #include "harness.h"
+#include "refpage-map.h"
 #include "../kmod/refpage/refpage.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -57,16 +58,6 @@ static struct mmkit_refpage *create(unsigned int flag, size_t psz)
 	if (ret)
 		T_FAIL("mmkit_refpage_create: %s", strerror(-ret));
 	return rp;
-}
-
-static unsigned char *map(struct mmkit_refpage *rp, size_t len, int prot)
-{
-	void *p;
-	int ret = mmkit_refpage_map(rp, len, prot, &p);
-
-	if (ret)
-		T_FAIL("mmkit_refpage_map(%zu): %s", len, strerror(-ret));
-	return p;
 }
 
 static int count_dir(const char *path)
