@@ -12,16 +12,22 @@
 # table of where the time went (stage, seconds, the slowest tests too),
 # then one line adding up the suites' PASS, FAIL and SKIP lines:
 # "total: N passed, N failed, N skipped".  Exits non-zero if any failed.
+# BUDGETS ("TEST:SECONDS ...") gives tests a row of their own, their time
+# beside their budget and "over" past it: a gate for the review of the
+# change that made them slower, not a failure (a machine's load must not
+# fail a run).
 #
 #   tests/check.sh -j 2 -l build/check.log -b "make -j2 check-build" \
+#	-t "test-rust:60" \
 #	"tests/run-tests.sh build build-asan" "tests/fuzz/run.sh build-fuzz 10"
 set -u
-jobs=1 log="" build=""
-while getopts j:l:b: opt; do
+jobs=1 log="" build="" budgets=""
+while getopts j:l:b:t: opt; do
 	case $opt in
 	j)	jobs=$OPTARG ;;
 	l)	log=$OPTARG ;;
 	b)	build=$OPTARG ;;
+	t)	budgets=$OPTARG ;;
 	*)	exit 2 ;;
 	esac
 done
@@ -96,6 +102,14 @@ skipped=$(grep -c '^SKIP ' "$work/results")
 	sed -n 's/^\(PASS\|FAIL\)  \(\[.*[^ ]\)  *\([0-9][0-9]*\)s\( exit [0-9]*\)\{0,1\}$/\3 \2/p' \
 		"$work/results" | sort -rn | head -n 10 |
 		while read -r secs label; do printf '%-58s %6s\n' "test: $label" "$secs"; done
+	for budget in $budgets; do
+		name=${budget%%:*} limit=${budget#*:}
+		secs=$(sed -n "s/^\(PASS\|FAIL\|SKIP\)  \[.*\] $name  *\([0-9][0-9]*\)s.*/\2/p" \
+			"$work/results" | head -n 1)
+		over=""
+		[ -z "$secs" ] || [ "$secs" -le "$limit" ] || over=", OVER"
+		printf '%-58s %6s\n' "budget: $name (${limit}s$over)" "${secs:--}"
+	done
 	printf '%-58s %6s\n' "wall" $(( $(date +%s) - began ))
 	[ -z "$keep_log" ] || echo "full log: $log"
 	echo "total: $passed passed, $failed failed, $skipped skipped"
