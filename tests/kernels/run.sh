@@ -12,11 +12,12 @@
 #	debian612-amd64 debian612-arm64-mte custom-amd64 custom612-amd64 bench-amd64
 #
 # Kernels and packages are cached in $MMKIT_KERNEL_CACHE
-# (default ~/.cache/mmkit-kernels); a fresh machine downloads them.
+# (default ${XDG_CACHE_HOME:-~/.cache}/mmkit-kernels, beside mmkit's other
+# caches); a fresh machine downloads them.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here="$top/tests/kernels"
-cache=${MMKIT_KERNEL_CACHE:-$HOME/.cache/mmkit-kernels}
+cache=${MMKIT_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmkit-kernels}
 boot_timeout=${MMKIT_BOOT_TIMEOUT:-1800}
 out="$top/build-kernels"
 mkdir -p "$cache" "$out"
