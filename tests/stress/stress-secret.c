@@ -76,9 +76,16 @@ static void *run_worker(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		w->iterations++;
 	}
+	/*
+	 * Under the lock too: the main thread may still be forking, and a
+	 * child that saw a secret freed but its pointer not yet cleared
+	 * freed it again (a double free, one run in about 130).
+	 */
+	pthread_mutex_lock(&w->lock);
 	for (int i = 0; i < LIVE; i++)
 		if (w->live[i].p)
 			check_free(&w->live[i]);
+	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
 
