@@ -2,28 +2,21 @@
 /*
  * Reference pages: the ten contract items of mmkit_refpage(3) on the
  * backend named on the command line (syscall, kmod, memfd or uffd), as root and as
- * nobody, plus backend selection.
+ * nobody.
  * A backend that does not keep an item must fail it the documented way:
  * uffd's system calls on untouched pages return EFAULT (item 8).
+ * Which backend an object gets is test-refpage-select's.
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
-#include <stddef.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <stdint.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "mmkit.h"
-#include "harness.h"
-#include "refpage-map.h"
+#include "refpage-test.h"
 #include "../kmod/refpage/refpage.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -31,34 +24,6 @@
 #endif
 
 #define NTHREADS	8
-#define NPAGES		64
-
-static size_t page;
-static const unsigned char pattern[16] = {
-	0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04,
-	0xa5, 0x5a, 0x00, 0xff, 0x10, 0x20, 0x30, 0x40,
-};
-
-/* 1 if every byte of [p, p + len) is the pattern of size @psz, repeating from each page. */
-static int is_pattern(const unsigned char *p, size_t len, size_t psz)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pattern[((uintptr_t)p + i) % psz])
-			return 0;
-	return 1;
-}
-
-static struct mmkit_refpage *create(unsigned int flag, size_t psz)
-{
-	struct mmkit_refpage *rp;
-	int ret = mmkit_refpage_create(&rp, pattern, psz, flag);
-
-	if (ret)
-		T_FAIL("mmkit_refpage_create: %s", strerror(-ret));
-	return rp;
-}
 
 static int count_dir(const char *path)
 {
@@ -753,135 +718,6 @@ static void suite_as_nobody(void *arg)
 	suite(arg);
 }
 
-static void selection(void)
-{
-	int kmod = !access("/dev/refpage", R_OK | W_OK);
-	int sc = !mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_SYSCALL, NULL, 0);
-	/* The default: refpage_create(2) where the kernel has it, else refpage.ko, else memfd. */
-	const char *def = sc ? "syscall" : kmod ? "kmod" : "memfd";
-	char keeps[64];
-	struct mmkit_features f;
-	struct mmkit_refpage *rp;
-	char why[MMKIT_REASON_MAX];
-	int ret;
-
-	T_CASE("selection: default, flags, MMKIT_REFPAGE_BACKEND, kmod, probe");
-	unsetenv("MMKIT_REFPAGE_BACKEND");
-	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
-	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), def));
-	T_EQ(mmkit_refpage_contract(rp), MMKIT_REFPAGE_FULL_CONTRACT);
-	mmkit_refpage_destroy(rp);
-
-	T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_MEMFD |
-				  MMKIT_REFPAGE_BACKEND_UFFD), -EINVAL);
-	T_EQ(mmkit_refpage_backend_available(0, why, sizeof(why)), -EINVAL);
-	T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_MEMFD, why, sizeof(why)), 0);
-
-	/* Without refpage.ko, forcing kmod fails and says why. */
-	if (!kmod) {
-		T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_KMOD), -ENODEV);
-		T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_KMOD, why, sizeof(why)),
-		     -ENODEV);
-		T_ASSERT(!strcmp(why, "/dev/refpage absent: load refpage.ko"));
-		setenv("MMKIT_REFPAGE_BACKEND", "kmod", 1);
-		T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), -ENODEV);
-	}
-	setenv("MMKIT_REFPAGE_BACKEND", "bogus", 1);
-	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), -EINVAL);
-	setenv("MMKIT_REFPAGE_BACKEND", "memfd", 1);
-	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
-	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "memfd"));
-	mmkit_refpage_destroy(rp);
-	ret = mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_UFFD, why, sizeof(why));
-	setenv("MMKIT_REFPAGE_BACKEND", "uffd", 1);
-	if (!ret) {
-		T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), 0);
-		T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "uffd"));
-		T_EQ(mmkit_refpage_contract(rp),
-		     MMKIT_REFPAGE_FULL_CONTRACT & ~MMKIT_REFPAGE_ITEM(8));
-		mmkit_refpage_destroy(rp);
-		/* Flags win over the environment. */
-		T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_MEMFD), 0);
-		T_ASSERT(!strcmp(mmkit_refpage_backend(rp), "memfd"));
-		mmkit_refpage_destroy(rp);
-	} else {
-		T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), ret);
-	}
-	unsetenv("MMKIT_REFPAGE_BACKEND");
-
-	T_EQ(mmkit_probe(&f), 0);
-	T_EQ(f.feature[MMKIT_FEATURE_REFPAGE].status,
-	     sc || kmod ? MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK);
-	T_ASSERT(!strcmp(f.feature[MMKIT_FEATURE_REFPAGE].backend, def));
-	snprintf(keeps, sizeof(keeps), "%s keeps items 1-10", def);
-	T_ASSERT(strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason, keeps));
-	T_ASSERT(kmod || strstr(f.feature[MMKIT_FEATURE_REFPAGE].reason,
-				 "kmod: /dev/refpage absent"));
-	printf("    probe: %s\n", f.feature[MMKIT_FEATURE_REFPAGE].reason);
-}
-
-/*
- * An older kernel, played by seccomp: memfd_create refuses MFD_NOEXEC_SEAL
- * (before 6.3) and userfaultfd refuses UFFD_USER_MODE_ONLY (before 5.11)
- * and says EPERM otherwise, as to an unprivileged user.
- */
-static void old_kernel(void *arg)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_memfd_create, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x8 /* MFD_NOEXEC_SEAL */, 0, 6),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_userfaultfd, 0, 4),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1 /* UFFD_USER_MODE_ONLY */, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-	char why[MMKIT_REASON_MAX];
-	struct mmkit_refpage *rp;
-	unsigned char *p;
-	int i;
-
-	(void)arg;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
-		T_FAIL("seccomp: %s", strerror(errno));
-	/* memfd falls back to a memfd without the seal, and keeps doing so. */
-	for (i = 0; i < 2; i++) {
-		rp = create(MMKIT_REFPAGE_BACKEND_MEMFD, 16);
-		p = map(rp, 4 * page, PROT_READ | PROT_WRITE);
-		T_ASSERT(is_pattern(p, 4 * page, 16));
-		T_EQ(mmkit_refpage_unmap(rp, p, 4 * page), 0);
-		mmkit_refpage_destroy(rp);
-	}
-	/* Forcing uffd fails and says why. */
-	T_EQ(mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_UFFD, why, sizeof(why)), -EPERM);
-	T_ASSERT(strstr(why, "EPERM"));
-	T_EQ(mmkit_refpage_create(&rp, pattern, 16, MMKIT_REFPAGE_BACKEND_UFFD), -EPERM);
-	setenv("MMKIT_REFPAGE_BACKEND", "uffd", 1);
-	T_EQ(mmkit_refpage_create(&rp, pattern, 16, 0), -EPERM);
-	printf("    old kernel: memfd without MFD_NOEXEC_SEAL works; uffd: %s\n", why);
-	fflush(stdout);
-}
-
-/* 6.18 lets uid 65534 open userfaultfd with UFFD_USER_MODE_ONLY despite the sysctl. */
-static void uffd_as_nobody(void *arg)
-{
-	char why[MMKIT_REASON_MAX];
-
-	(void)arg;
-	t_become_nobody();
-	if (mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_UFFD, why, sizeof(why)))
-		printf("    uffd as nobody: %s\n", why);
-	else
-		printf("    uffd as nobody: available (UFFD_USER_MODE_ONLY)\n");
-	fflush(stdout);
-}
-
 /* Pages of [p, p + n pages) that /proc/self/pagemap says are mapped. */
 static int pages_present(const unsigned char *p, int n)
 {
@@ -997,9 +833,7 @@ static void own_inode(void)
 
 /*
  * One backend a run, so that each passes, fails or skips on its own
- * (tests/test-refpage.args has the runner run all four).  The checks
- * that span backends, selection and an older kernel's refusals, run with
- * memfd: every kernel that can run mmkit has it.
+ * (tests/test-refpage.args has the runner run all four).
  */
 int main(int argc, char **argv)
 {
@@ -1016,20 +850,10 @@ int main(int argc, char **argv)
 	if (mmkit_refpage_backend_available(flag, why, sizeof(why)))
 		T_SKIP("backend %s unavailable: %s", argv[1], why);
 	page = (size_t)sysconf(_SC_PAGESIZE);
-	switch (flag) {
-	case MMKIT_REFPAGE_BACKEND_KMOD:
+	if (flag == MMKIT_REFPAGE_BACKEND_KMOD) {
 		fault_around();
 		fault_around_fresh_table();
 		own_inode();
-		break;
-	case MMKIT_REFPAGE_BACKEND_MEMFD:
-		selection();
-		T_CHILD_OK(t_in_child(old_kernel, NULL));
-		break;
-	case MMKIT_REFPAGE_BACKEND_UFFD:
-		if (t_is_root())
-			T_CHILD_OK(t_in_child(uffd_as_nobody, NULL));
-		break;
 	}
 	printf("backend %s%s:\n", argv[1], t_is_root() ? ", as root" : "");
 	T_CHILD_OK(t_in_child(suite, &flag));
