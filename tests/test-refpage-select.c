@@ -8,7 +8,7 @@
  * forcing uffd fails and says why); and, as root, whether uid 65534 may
  * have uffd.  These span backends, so they run once, with memfd: every
  * kernel that can run mmkit has it.  The contract on each backend is
- * test-refpage's (tests/test-refpage.args).
+ * test-refpage's and test-refpage-kernel's (their .args files).
  */
 #include <stddef.h>
 #include <linux/filter.h>

@@ -9,7 +9,8 @@
  * On one with it, it is the default, named by the probe, and its mappings
  * keep what refpage.ko's cannot: mlock() locks them, and MADV_WIPEONFORK
  * gives a child the pattern.  The contract items themselves are
- * test-refpage's, run with "syscall" (tests/test-refpage.args).
+ * test-refpage's and test-refpage-kernel's, run with "syscall" (their
+ * .args files).
  */
 #include <fcntl.h>
 #include <stdint.h>

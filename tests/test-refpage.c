@@ -1,27 +1,17 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * Reference pages: the ten contract items of mmkit_refpage(3) on the
- * backend named on the command line (syscall, kmod, memfd or uffd), as root and as
- * nobody.
- * A backend that does not keep an item must fail it the documented way:
- * uffd's system calls on untouched pages return EFAULT (item 8).
- * Which backend an object gets is test-refpage-select's.
+ * Reference pages: the contract items of mmkit_refpage(3) that the
+ * program's own accesses prove (1-7 and 9, then all again as nobody: 10),
+ * on the backend named on the command line (syscall, kmod, memfd or uffd);
+ * attach(), and a SIGBUS outside reference pages reaching the handler
+ * installed before.  Item 8, the kernel's accesses, is test-refpage-kernel's;
+ * which backend an object gets, test-refpage-select's.
  */
 #include <dirent.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
-#include <sys/prctl.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 
 #include "refpage-test.h"
-#include "../kmod/refpage/refpage.h"
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23
-#endif
 
 #define NTHREADS	8
 
@@ -353,189 +343,6 @@ static void item_7(unsigned int flag, int file_backed)
 	mmkit_refpage_destroy(rp);
 }
 
-/* Fills a file with @len bytes of 0x5c and returns it open, unlinked. */
-static int tmpfile_of(size_t len)
-{
-	char name[] = "/tmp/mmkit-refpage-XXXXXX";
-	unsigned char *buf = malloc(len);
-	int fd = mkstemp(name);
-
-	T_ASSERT(buf && fd >= 0);
-	unlink(name);
-	memset(buf, 0x5c, len);
-	T_EQ(write(fd, buf, len), (ssize_t)len);
-	free(buf);
-	return fd;
-}
-
-static void item_8(unsigned int flag, int keeps)
-{
-	struct mmkit_refpage *rp = create(flag, 16);
-	unsigned char *p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
-	unsigned char out[64];
-	int pipefd[2], sv[2], fd;
-	size_t i;
-	ssize_t n;
-
-	if (keeps)
-		T_CASE("8: read(2), write(2), pread(2), recv(2) on untouched pages work");
-	else
-		T_CASE("8: not kept: system calls on untouched pages fail with EFAULT");
-	T_EQ(pipe(pipefd), 0);
-	/* write(2) from an untouched page: the kernel reads it. */
-	n = write(pipefd[1], p, 64);
-	if (keeps) {
-		T_EQ(n, 64);
-		T_EQ(read(pipefd[0], out, 64), 64);
-		for (i = 0; i < 64; i++)
-			T_EQ(out[i], pattern[i % 16]);
-	} else {
-		T_ASSERT(n == -1 && errno == EFAULT);
-	}
-	/* read(2) into an untouched page: the kernel writes it. */
-	T_EQ(write(pipefd[1], "abcd", 4), 4);
-	n = read(pipefd[0], p + 2 * page + 10, 4);
-	if (keeps) {
-		T_EQ(n, 4);
-		T_EQ(memcmp(p + 2 * page + 10, "abcd", 4), 0);
-		T_ASSERT(is_pattern(p + 2 * page, 10, 16));
-		T_ASSERT(is_pattern(p + 2 * page + 16, page - 16, 16));
-	} else {
-		T_ASSERT(n == -1 && errno == EFAULT);
-	}
-	close(pipefd[0]);
-	close(pipefd[1]);
-
-	/* pread(2) into a buffer spanning fresh pages. */
-	fd = tmpfile_of(3 * page);
-	n = pread(fd, p + 4 * page + page / 2, 2 * page, 0);
-	if (keeps) {
-		T_EQ(n, (ssize_t)(2 * page));
-		T_ASSERT(is_pattern(p + 4 * page, page / 2, 16));
-		T_EQ(p[4 * page + page / 2], 0x5c);
-		T_EQ(p[6 * page + page / 2 - 1], 0x5c);
-		T_ASSERT(is_pattern(p + 6 * page + page / 2, page / 2, 16));
-	} else {
-		T_ASSERT(n == -1 && errno == EFAULT);
-	}
-	close(fd);
-
-	/* recv(2) into fresh pages. */
-	T_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	T_EQ(send(sv[0], "xyz", 3, 0), 3);
-	n = recv(sv[1], p + 10 * page - 1, 3, 0);
-	if (keeps) {
-		T_EQ(n, 3);
-		T_EQ(memcmp(p + 10 * page - 1, "xyz", 3), 0);
-		T_ASSERT(is_pattern(p + 10 * page + 2, page - 2, 16));
-	} else {
-		T_ASSERT(n == -1 && errno == EFAULT);
-		/* Once the program has touched the pages, the kernel can use them. */
-		p[10 * page - 1] = 0;
-		p[10 * page] = 0;
-		T_EQ(recv(sv[1], p + 10 * page - 1, 3, 0), 3);
-		T_EQ(memcmp(p + 10 * page - 1, "xyz", 3), 0);
-	}
-	close(sv[0]);
-	close(sv[1]);
-
-	/* MADV_POPULATE_WRITE faults pages in from the kernel too. */
-	n = madvise(p + 20 * page, 8 * page, MADV_POPULATE_WRITE);
-	if (keeps) {
-		T_EQ(n, 0);
-		T_ASSERT(is_pattern(p + 20 * page, 8 * page, 16));
-	} else {
-		T_ASSERT(n == -1 && errno == EFAULT);
-	}
-	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
-	mmkit_refpage_destroy(rp);
-}
-
-/*
- * The paths that reach user memory through get_user_pages rather than a
- * fault: /proc/PID/mem, process_vm_readv(2) and O_DIRECT I/O (on a brd
- * ram disk, /dev/ram0, where the kernel tier loads one; tmpfs has no
- * O_DIRECT on 6.1).  A backend that does not keep item 8 must fail them.
- */
-static void item_8_gup(unsigned int flag, int keeps)
-{
-	struct mmkit_refpage *rp = create(flag, 16);
-	unsigned char *p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
-	struct iovec local, remote;
-	unsigned char out[64];
-	int fd, status, dumpable;
-	ssize_t n;
-	pid_t pid;
-
-	T_CASE(keeps ? "8: /proc/self/mem, process_vm_readv, O_DIRECT on untouched pages work"
-		     : "8: not kept: /proc/self/mem on untouched pages fails");
-	/*
-	 * As nobody the process is not dumpable, which hides /proc/self/mem
-	 * and its children from process_vm_readv.
-	 */
-	dumpable = prctl(PR_GET_DUMPABLE);
-	T_EQ(prctl(PR_SET_DUMPABLE, 1), 0);
-	fd = open("/proc/self/mem", O_RDWR);
-	T_ASSERT(fd >= 0);
-	n = pread(fd, out, 64, (off_t)(uintptr_t)(p + 3 * page));
-	T_EQ(n, keeps ? 64 : -1);
-	if (keeps) {
-		T_ASSERT(is_pattern(out, 64, 16));
-		/* A forced write through /proc/PID/mem copies the page. */
-		T_EQ(pwrite(fd, "mem", 3, (off_t)(uintptr_t)(p + 5 * page + 7)), 3);
-		T_EQ(memcmp(p + 5 * page + 7, "mem", 3), 0);
-		T_ASSERT(is_pattern(p + 5 * page, 7, 16));
-		T_ASSERT(is_pattern(p + 6 * page, page, 16));
-	}
-	close(fd);
-
-	/*
-	 * A fork child's pages, read from here.  Not for uffd: the child
-	 * registers its ranges again after fork, and until it has, they are
-	 * plain anonymous memory.
-	 */
-	if (keeps) {
-		pid = fork();
-		T_ASSERT(pid >= 0);
-		if (pid == 0) {
-			pause();
-			_exit(0);
-		}
-		local.iov_base = out;
-		local.iov_len = 64;
-		remote.iov_base = p + 12 * page;
-		remote.iov_len = 64;
-		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		T_EQ(n, 64);
-		T_ASSERT(is_pattern(out, 64, 16));
-	}
-	T_EQ(prctl(PR_SET_DUMPABLE, dumpable), 0);
-
-	fd = open("/dev/ram0", O_RDWR | O_DIRECT);
-	if (keeps && fd >= 0) {
-		/* Out of an untouched page, then into one: both are GUP. */
-		T_EQ(pwrite(fd, p + 30 * page, 2 * page, 0), (ssize_t)(2 * page));
-		T_EQ(pread(fd, p + 40 * page, 2 * page, 0), (ssize_t)(2 * page));
-		T_ASSERT(is_pattern(p + 30 * page, 2 * page, 16));
-		T_ASSERT(is_pattern(p + 40 * page, 2 * page, 16));
-		memset(p + 32 * page, 0x77, page);
-		T_EQ(pwrite(fd, p + 32 * page, page, 0), (ssize_t)page);
-		T_EQ(pread(fd, p + 44 * page, page, 0), (ssize_t)page);
-		T_EQ(p[44 * page], 0x77);
-		T_EQ(p[45 * page - 1], 0x77);
-		T_ASSERT(is_pattern(p + 45 * page, page, 16));
-	} else if (keeps) {
-		printf("    O_DIRECT not tested: /dev/ram0: %s (a brd ram disk this user can open)\n",
-		       strerror(errno));
-	}
-	if (fd >= 0)
-		close(fd);
-	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
-	mmkit_refpage_destroy(rp);
-}
-
 static void item_9(unsigned int flag)
 {
 	struct mmkit_refpage *rp;
@@ -687,15 +494,13 @@ static void attach_cases(unsigned int flag)
 	mmkit_refpage_destroy(rp);
 }
 
-static void suite(void *arg)
+static void suite(unsigned int flag)
 {
-	unsigned int flag = *(unsigned int *)arg, contract;
 	struct mmkit_refpage *rp;
 	int file_backed;
 
 	chain_case(flag);
 	rp = create(flag, 16);
-	contract = mmkit_refpage_contract(rp);
 	file_backed = strcmp(mmkit_refpage_backend(rp), "uffd") != 0;
 	mmkit_refpage_destroy(rp);
 	item_1_2(flag);
@@ -704,162 +509,14 @@ static void suite(void *arg)
 	item_5(flag);
 	item_6(flag);
 	item_7(flag, file_backed);
-	item_8(flag, !!(contract & MMKIT_REFPAGE_ITEM(8)));
-	item_8_gup(flag, !!(contract & MMKIT_REFPAGE_ITEM(8)));
 	item_9(flag);
 	attach_cases(flag);
-	fflush(stdout);
 }
 
-static void suite_as_nobody(void *arg)
-{
-	t_become_nobody();
-	T_CASE("10: the same, as uid 65534 (no capabilities)");
-	suite(arg);
-}
-
-/* Pages of [p, p + n pages) that /proc/self/pagemap says are mapped. */
-static int pages_present(const unsigned char *p, int n)
-{
-	uint64_t entry[NPAGES];
-	int fd = open("/proc/self/pagemap", O_RDONLY), i, present = 0;
-
-	T_ASSERT(fd >= 0 && n <= NPAGES);
-	T_EQ(pread(fd, entry, n * sizeof(entry[0]), (off_t)((uintptr_t)p / page * sizeof(entry[0]))),
-	     (ssize_t)(n * sizeof(entry[0])));
-	close(fd);
-	for (i = 0; i < n; i++)
-		present += !!(entry[i] & (1ULL << 63));
-	return present;
-}
-
-/*
- * refpage.ko maps the neighbours of a read fault too (from ->fault, as
- * ->map_pages may not sleep), so a sequential reader does not fault on
- * every page; reads map no new memory.
- */
-static void fault_around(void)
-{
-	struct mmkit_refpage *rp = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
-	unsigned char *p = map(rp, NPAGES * page, PROT_READ | PROT_WRITE);
-
-	/*
-	 * The module's window is aligned to 64 KiB: a read at a window's start,
-	 * not at the mapping's (which may be a window's last page), has
-	 * neighbours to map.
-	 */
-	unsigned char *q = (unsigned char *)(((uintptr_t)p + 65535) & ~(uintptr_t)65535);
-
-	T_CASE("kmod: one read fault maps its neighbours (fault-around)");
-	T_EQ(pages_present(p, NPAGES), 0);
-	T_EQ(q[0], pattern[0]);
-	printf("    one read fault mapped %d of %d pages\n", pages_present(p, NPAGES), NPAGES);
-	T_ASSERT(pages_present(p, NPAGES) > 1);
-	T_EQ(mmkit_refpage_unmap(rp, p, NPAGES * page), 0);
-	mmkit_refpage_destroy(rp);
-}
-
-/*
- * The first read fault in a 2 MiB span with no page table yet: the one
- * case where mapping the neighbours allocates the table and may sleep.
- * refpage.ko did that from ->map_pages, inside rcu_read_lock() on 6.4+; a
- * kernel with DEBUG_ATOMIC_SLEEP logs "sleeping function called from
- * invalid context" there, which the kernel tier fails on.  The span is
- * carved from an untouched PROT_NONE reservation, so nothing else has
- * made its page table.  The module is driven directly, as the library
- * picks its own addresses.
- */
-static void fault_around_fresh_table(void)
-{
-	const size_t span = 2UL << 20;
-	struct refpage_create arg = { .pattern = (uintptr_t)pattern, .pattern_size = 16 };
-	int dev = open("/dev/refpage", O_RDWR | O_CLOEXEC), fd;
-	unsigned char *reserve, *p;
-
-	T_CASE("kmod: fault-around where the page table does not exist yet");
-	T_ASSERT(dev >= 0);
-	fd = ioctl(dev, REFPAGE_CREATE, &arg);
-	T_ASSERT(fd >= 0);
-	close(dev);
-	reserve = mmap(NULL, 2 * span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	T_ASSERT(reserve != MAP_FAILED);
-	p = (unsigned char *)(((uintptr_t)reserve + span - 1) & ~(span - 1));
-	T_ASSERT(mmap(p, span, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == p);
-	close(fd);
-	T_EQ(pages_present(p, NPAGES), 0);
-	T_EQ(p[0], pattern[0]);
-	printf("    one read fault mapped %d of %d pages\n", pages_present(p, NPAGES), NPAGES);
-	T_ASSERT(pages_present(p, NPAGES) > 1);
-	T_ASSERT(memcmp(p + page, pattern, 16) == 0);
-	T_EQ(munmap(reserve, 2 * span), 0);
-}
-
-/* The inode number /proc/self/maps gives for the mapping holding @p. */
-static unsigned long maps_inode(const void *p)
-{
-	char line[512];
-	unsigned long start, end, inode = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	T_ASSERT(f != NULL);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) == 3 &&
-		    (uintptr_t)p >= start && (uintptr_t)p < end)
-			break;
-	fclose(f);
-	return inode;
-}
-
-/*
- * Each refpage.ko descriptor has an inode of its own: on the one inode all
- * anonymous files share, every mapping of every driver would sit in one
- * address_space.
- */
-static void own_inode(void)
-{
-	struct mmkit_refpage *a = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
-	struct mmkit_refpage *b = create(MMKIT_REFPAGE_BACKEND_KMOD, 16);
-	unsigned char *pa = map(a, page, PROT_READ), *pb = map(b, page, PROT_READ);
-
-	T_CASE("kmod: each descriptor has an inode of its own");
-	printf("    inodes %lu and %lu\n", maps_inode(pa), maps_inode(pb));
-	T_ASSERT(maps_inode(pa) != 0 && maps_inode(pb) != 0);
-	T_ASSERT(maps_inode(pa) != maps_inode(pb));
-	T_EQ(mmkit_refpage_unmap(a, pa, page), 0);
-	T_EQ(mmkit_refpage_unmap(b, pb, page), 0);
-	mmkit_refpage_destroy(a);
-	mmkit_refpage_destroy(b);
-}
-
-/*
- * One backend a run, so that each passes, fails or skips on its own
- * (tests/test-refpage.args has the runner run all four).
- */
 int main(int argc, char **argv)
 {
-	/* The backend named as MMKIT_REFPAGE_BACKEND names it: the library knows the names. */
-	int named = argc == 2 ? mmkit_refpage_backend_flag(argv[1]) : -EINVAL;
-	char why[MMKIT_REASON_MAX];
-	unsigned int flag;
+	unsigned int flag = refpage_test_backend(argc, argv);
 
-	if (named < 0) {
-		fprintf(stderr, "usage: %s syscall|kmod|memfd|uffd\n", argv[0]);
-		return 2;
-	}
-	flag = (unsigned int)named;
-	if (mmkit_refpage_backend_available(flag, why, sizeof(why)))
-		T_SKIP("backend %s unavailable: %s", argv[1], why);
-	page = (size_t)sysconf(_SC_PAGESIZE);
-	if (flag == MMKIT_REFPAGE_BACKEND_KMOD) {
-		fault_around();
-		fault_around_fresh_table();
-		own_inode();
-	}
-	printf("backend %s%s:\n", argv[1], t_is_root() ? ", as root" : "");
-	T_CHILD_OK(t_in_child(suite, &flag));
-	if (t_is_root()) {
-		printf("backend %s, as nobody:\n", argv[1]);
-		T_CHILD_OK(t_in_child(suite_as_nobody, &flag));
-	}
+	refpage_run_suite(argv[1], suite, flag);
 	return T_EXIT_PASS;
 }
