@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
- * Named anonymous memory, in three files that call one way:
+ * Named anonymous memory, in four files that call one way:
  *   names.c           mmkit_name(): the kernel's rules, prctl where the
  *                     kernel names VMAs, else the registry;
- *   names-registry.c  this process's registry: the memfd other processes
- *                     read names from (the format below);
  *   names-read.c      reading the registry of any process, for
- *                     mmkit_regions() (regions.c).
+ *                     mmkit_regions() (regions.c);
+ *   names-registry.c  this process's registry: the names it keeps where
+ *                     the kernel cannot, and what naming a range does;
+ *   names-memfd.c     the memfd other processes read them from (the
+ *                     format below), written under names-registry.c's lock.
  * Not installed.
  */
 #ifndef MMKIT_NAMES_H
@@ -26,12 +28,18 @@ struct mmkit__name_range {
 	char name[MMKIT_NAME_MAX];
 };
 
+/* An array of named ranges, sorted by start, not overlapping. */
+struct mmkit__name_table {
+	struct mmkit__name_range *e;
+	size_t n;
+};
+
 /*
  * The registry memfd: this header, then two areas of `cap` entries each,
  * sorted by start: the live entries (`count`), changed in place under
  * `seq`, and a snapshot (`snap_count`), a copy of the live entries as
  * they were at live seq `snap_of`, written under `snap_seq` when a reader
- * asks for one (names-registry.c).  Only the writer writes the file: it
+ * asks for one (names-memfd.c).  Only the writer writes the file: it
  * is sealed against writes, shrinking and growing by anyone else.
  */
 struct mmkit__registry_header {
@@ -89,6 +97,19 @@ ssize_t mmkit__registry_copy(struct mmkit__name_range **out);
  */
 size_t mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start, uint64_t end,
 			 const char *name, size_t *last);
+
+/*
+ * names-memfd.c: showing this process's names @t to other processes.  Each
+ * with names-registry.c's lock held.
+ */
+/* Makes sure there is a usable memfd showing @t, with room for @need entries. */
+int mmkit__names_memfd_ready(const struct mmkit__name_table *t, size_t need);
+/* Shows entries [@first, @last) of @t, and its count, if there is a memfd. */
+void mmkit__names_memfd_publish(const struct mmkit__name_table *t, size_t first, size_t last);
+/* Brings the snapshot up to date with @t if a reader asks and the ration allows. */
+void mmkit__names_memfd_snapshot(const struct mmkit__name_table *t);
+/* In a child after fork: a memfd of its own showing @t, or none. */
+void mmkit__names_memfd_fork(const struct mmkit__name_table *t);
 
 /*
  * names-read.c: the registry of process @pid (0: this one), a malloc'ed
