@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
- * Reading the registry of a process (names-registry.c has the format):
+ * Reading the registry of a process (names-memfd.c writes it):
  * this process's under its lock, another's through /proc/PID/fd.  Another
  * process's memory is not trusted: what it holds is checked, bounded and
  * read again when torn; only memfds are opened (registry_open()), each
