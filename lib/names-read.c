@@ -38,12 +38,6 @@
  */
 #define REGISTRY_MAX_ENTRIES	(1u << 20)
 
-/* An array of named ranges, sorted by start, not overlapping. */
-struct table {
-	struct mmkit__name_range *e;
-	size_t n;
-};
-
 /* Keeps the entries a well-behaved writer could have stored; returns how many. */
 static size_t entries_sane(struct mmkit__name_range *e, size_t n)
 {
@@ -408,7 +402,8 @@ static void out_add(struct mmkit__name_range *out, size_t *k, uint64_t start, ui
  * current address in a heap: O(n log n).  Takes the registries' entries
  * (freed, or the one registry's returned as they are).
  */
-static ssize_t tables_merge(struct table *regs, size_t nreg, struct mmkit__name_range **out)
+static ssize_t tables_merge(struct mmkit__name_table *regs, size_t nreg,
+			    struct mmkit__name_range **out)
 {
 	struct mmkit__name_range *res = NULL;
 	struct ref *refs = NULL, *heap = NULL;
@@ -545,7 +540,7 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
 /* What reading the registries of one process gathers, descriptor by descriptor. */
 struct pid_read {
 	struct seen seen;
-	struct table *regs;
+	struct mmkit__name_table *regs;
 	size_t entries;		/* allocated for so far, at most REGISTRY_MAX_ENTRIES */
 	struct mmkit__names_stats *stats;
 	struct read_budget budget;
@@ -555,7 +550,7 @@ static int read_one(int fd_dir, const char *name, void *arg)
 {
 	struct pid_read *r = arg;
 	struct mmkit__name_range *e = NULL;
-	struct table *bigger;
+	struct mmkit__name_table *bigger;
 	ssize_t got;
 	int fd;
 
@@ -580,7 +575,7 @@ static int read_one(int fd_dir, const char *name, void *arg)
 	if (got < 0)
 		return (int)got;
 	r->entries += (size_t)got;
-	r->regs[r->stats->registries++] = (struct table){ e, (size_t)got };
+	r->regs[r->stats->registries++] = (struct mmkit__name_table){ e, (size_t)got };
 	return 0;
 }
 
