@@ -47,8 +47,6 @@
 #include "large-table.h"
 #include "shim.h"
 
-#define EXPORT		__attribute__((visibility("default")))
-
 /*
  * Allocations from this size on are large: glibc's default mmap threshold,
  * below which glibc's memset fills memory that its heap recycles and the
@@ -407,12 +405,12 @@ static void *aligned(size_t align, size_t size)
 	return p ? p : fill_small(glibc_alloc(align, size));
 }
 
-EXPORT void *malloc(size_t size)
+SHIM_EXPORT void *malloc(size_t size)
 {
 	return aligned(MIN_ALIGN, size);
 }
 
-EXPORT void free(void *p)
+SHIM_EXPORT void free(void *p)
 {
 	struct large l;
 	size_t usable;
@@ -430,7 +428,7 @@ EXPORT void free(void *p)
 	}
 }
 
-EXPORT void *calloc(size_t n, size_t size)
+SHIM_EXPORT void *calloc(size_t n, size_t size)
 {
 	size_t total;
 	void *p;
@@ -500,7 +498,7 @@ static void *large_realloc(const struct large *l, size_t size)
 	return (void *)l->addr;
 }
 
-EXPORT void *realloc(void *p, size_t size)
+SHIM_EXPORT void *realloc(void *p, size_t size)
 {
 	struct large l;
 	size_t old, new;
@@ -540,7 +538,7 @@ EXPORT void *realloc(void *p, size_t size)
 	return q;
 }
 
-EXPORT void *memalign(size_t align, size_t size)
+SHIM_EXPORT void *memalign(size_t align, size_t size)
 {
 	/* glibc rounds an alignment that is not a power of two up to one. */
 	size_t a = round_align(align);
@@ -548,12 +546,12 @@ EXPORT void *memalign(size_t align, size_t size)
 	return a ? aligned(a, size) : set_enomem();
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t size)
+SHIM_EXPORT void *aligned_alloc(size_t align, size_t size)
 {
 	return memalign(align, size);
 }
 
-EXPORT int posix_memalign(void **out, size_t align, size_t size)
+SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
 	int saved = errno;
 	void *p;
@@ -569,12 +567,12 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	return 0;
 }
 
-EXPORT void *valloc(size_t size)
+SHIM_EXPORT void *valloc(size_t size)
 {
 	return aligned(page_size(), size);
 }
 
-EXPORT void *pvalloc(size_t size)
+SHIM_EXPORT void *pvalloc(size_t size)
 {
 	size_t page = page_size(), rounded = (size + page - 1) & ~(page - 1);
 
@@ -651,7 +649,7 @@ static int same_on_refpages(int advice)
 	return 0;
 }
 
-EXPORT int madvise(void *addr, size_t len, int advice)
+SHIM_EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	set_up();
 	if (!same_on_refpages(advice))
@@ -659,21 +657,21 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 	return kernel.madvise(addr, len, advice);
 }
 
-EXPORT int mlock(const void *addr, size_t len)
+SHIM_EXPORT int mlock(const void *addr, size_t len)
 {
 	set_up();
 	make_anonymous(addr, len);
 	return kernel.mlock(addr, len);
 }
 
-EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
+SHIM_EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
 {
 	set_up();
 	make_anonymous(addr, len);
 	return kernel.mlock2(addr, len, flags);
 }
 
-EXPORT int mlockall(int flags)
+SHIM_EXPORT int mlockall(int flags)
 {
 	int ret;
 
@@ -686,7 +684,7 @@ EXPORT int mlockall(int flags)
 	return ret;
 }
 
-EXPORT int munlockall(void)
+SHIM_EXPORT int munlockall(void)
 {
 	int ret;
 
@@ -698,7 +696,7 @@ EXPORT int munlockall(void)
 	return ret;
 }
 
-EXPORT size_t malloc_usable_size(void *p)
+SHIM_EXPORT size_t malloc_usable_size(void *p)
 {
 	struct large l;
 
