@@ -73,9 +73,11 @@ FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz-*.c)
 STRESS_SRCS	:= $(wildcard tests/stress/stress-*.c)
 BENCH_SRCS	:= $(wildcard bench/bench-*.c)
 EXAMPLE_SRCS	:= $(wildcard examples/*.c)
-# The preloadable shims: preload/NAME.c (with its export list preload/NAME.map)
-# becomes libmmkit-NAME.so, the library linked in with its symbols hidden,
-# installed into PRELOADDIR.
+# The preloadable shims: each export list preload/NAME.map makes a
+# libmmkit-NAME.so of preload/NAME.c (and of the parts its link rule
+# names), the library linked in with its symbols hidden, installed into
+# PRELOADDIR.
+PRELOAD_MAPS	:= $(wildcard preload/*.map)
 PRELOAD_SRCS	:= $(wildcard preload/*.c)
 
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(B)/%.o)
@@ -86,7 +88,7 @@ FUZZERS		:= $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%)
 STRESSORS	:= $(STRESS_SRCS:tests/stress/%.c=$(B)/stress/%)
 BENCHES		:= $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES	:= $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
-PRELOADS	:= $(PRELOAD_SRCS:preload/%.c=$(B)/libmmkit-%.so)
+PRELOADS	:= $(PRELOAD_MAPS:preload/%.map=$(B)/libmmkit-%.so)
 DEPS		:= $(B)/bench/report.d $(B)/bench/options.d $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:=.d) $(BENCHES:=.d) \
 		   $(EXAMPLES:=.d) $(HOSTILES:=.d) $(FUZZERS:=.d) $(STRESSORS:=.d) \
 		   $(PRELOAD_SRCS:preload/%.c=$(B)/preload/%.d)
@@ -179,15 +181,16 @@ $(B)/mmkit: $(CLI_OBJS) $(LIB_OBJS)
 # A shim is PIC like the library, and exports only what its map lists.
 # It links the library's objects but keeps only the sections it uses
 # (--gc-sections): the rest would be paid in resident memory by every
-# program it is preloaded into.
+# program it is preloaded into.  A shim of more than one file has the
+# objects of its other parts (preload/NAME-PART.c) as prerequisites.
 $(B)/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(LIB_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/libmmkit-%.so: $(B)/preload/%.o $(LIB_OBJS) preload/%.map
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--gc-sections \
-		-Wl,--version-script=preload/$*.map -o $@ $< $(LIB_OBJS) \
-		$(MMKIT_LDLIBS) -ldl $(LDLIBS)
+		-Wl,--version-script=preload/$*.map -o $@ $(filter $(B)/preload/%.o,$^) \
+		$(LIB_OBJS) $(MMKIT_LDLIBS) -ldl $(LDLIBS)
 
 # Tests (and the hostile targets, tests/hostile/) may look inside the
 # library (lib/*.h) and call its internal functions, which the archive
@@ -257,7 +260,7 @@ ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 build-asan: FORCE
 	$(Q)$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_FLAGS)" \
-		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= PRELOAD_SRCS= all
+		LDFLAGS="$(ASAN_FLAGS)" BENCH_SRCS= PRELOAD_MAPS= all
 
 # Every suite on this machine, CHECK_JOBS side by side (as many as the
 # machine has cores), the longest first; a new suite is one more command

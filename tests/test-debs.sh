@@ -68,8 +68,8 @@ done
 for src in "$top"/bench/bench-*.c; do
 	has mmkit "usr/libexec/mmkit/$(basename "$src" .c)"
 done
-for src in "$top"/preload/*.c; do
-	[ ! -e "$src" ] || has mmkit "$lib/mmkit/libmmkit-$(basename "$src" .c).so"
+for map in "$top"/preload/*.map; do
+	[ ! -e "$map" ] || has mmkit "$lib/mmkit/libmmkit-$(basename "$map" .map).so"
 done
 # mmkit run finds the shims in the directory compiled into it.
 grep -aq "/$lib/mmkit" "$tmp/mmkit/usr/bin/mmkit" ||

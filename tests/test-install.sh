@@ -51,9 +51,9 @@ echo "$exports" | grep -q '^mmkit_probe@@MMKIT_' || fail "mmkit_probe is not exp
 "$tmp/prefix/bin/mmkit" probe >/dev/null || fail "installed mmkit probe failed"
 
 # Each shim is installed, and the installed mmkit run finds it there.
-for src in "$top"/preload/*.c; do
-	[ -e "$src" ] || continue
-	shim=libmmkit-$(basename "$src" .c).so
+for map in "$top"/preload/*.map; do
+	[ -e "$map" ] || continue
+	shim=libmmkit-$(basename "$map" .map).so
 	[ -e "$tmp/prefix/lib/mmkit/$shim" ] || fail "make install did not install lib/mmkit/$shim"
 done
 if [ -e "$tmp/prefix/lib/mmkit/libmmkit-sodium.so" ]; then
