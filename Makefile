@@ -192,6 +192,9 @@ $(B)/libmmkit-%.so: $(B)/preload/%.o $(LIB_OBJS) preload/%.map
 		-Wl,--version-script=preload/$*.map -o $@ $(filter $(B)/preload/%.o,$^) \
 		$(LIB_OBJS) $(MMKIT_LDLIBS) -ldl $(LDLIBS)
 
+# libmmkit-perturb.so: the allocator, and the madvise and mlock wrappers.
+$(B)/libmmkit-perturb.so: $(B)/preload/perturb-lock.o
+
 # Tests (and the hostile targets, tests/hostile/) may look inside the
 # library (lib/*.h) and call its internal functions, which the archive
 # keeps local: they link the objects.

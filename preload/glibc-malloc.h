@@ -2,8 +2,8 @@
 /*
  * glibc's malloc as libmmkit-perturb.so sees it: which malloc small
  * blocks go to, and whether a pointer has a plausible glibc chunk header
- * before the shim writes into the block.  A header of static functions:
- * the shim is one object.
+ * before the shim writes into the block.  A header of static functions
+ * for its one user, the allocator (perturb.c).
  */
 #ifndef MMKIT_PRELOAD_GLIBC_MALLOC_H
 #define MMKIT_PRELOAD_GLIBC_MALLOC_H

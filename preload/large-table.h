@@ -2,8 +2,9 @@
 /*
  * libmmkit-perturb.so's table of large ranges, keyed by address: open
  * addressing with linear probing, in memory of its own (not malloc).  The
- * caller holds its lock.  A header of static functions: the shim is one
- * object.
+ * caller holds its lock.  A header of static functions and variables for
+ * its one user, the allocator (perturb.c); perturb-lock.c reaches the
+ * table only through the allocator's large_each_overlapping().
  */
 #ifndef MMKIT_PRELOAD_LARGE_TABLE_H
 #define MMKIT_PRELOAD_LARGE_TABLE_H
@@ -12,12 +13,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-/* A large range: [addr, addr + cap) mapped, all of it usable; anon when anonymous memory. */
-struct large {
-	uintptr_t addr;
-	size_t cap;
-	int anon;
-};
+#include "perturb.h"
 
 #define SLOT_EMPTY	((uintptr_t)0)
 #define SLOT_GONE	((uintptr_t)1)

@@ -29,8 +29,12 @@
  * blocks go to the malloc that follows the shim (glibc's, or glibc's
  * libc_malloc_debug.so when it is preloaded after the shim, whose
  * MALLOC_CHECK_ then checks every call).
+ *
+ * This file is the allocator: the malloc family, the table of large
+ * ranges and its lock.  madvise(2) and the mlock calls, which first make
+ * the large blocks they cover anonymous memory, are perturb-lock.c;
+ * perturb.h is what the two share.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -39,12 +43,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 
 #include <mmkit.h>
 
 #include "glibc-malloc.h"
 #include "large-table.h"
+#include "perturb.h"
 #include "shim.h"
 
 /*
@@ -76,17 +80,6 @@ static int refpage_failed;
  * the child.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-/* mlockall(MCL_FUTURE) is in force: see refpage_block(). */
-static int locking_future;
-
-/* The calls on memory the shim passes on once it has made its blocks anonymous. */
-static struct {
-	int (*madvise)(void *addr, size_t len, int advice);
-	int (*mlock)(const void *addr, size_t len);
-	int (*mlock2)(const void *addr, size_t len, unsigned int flags);
-	int (*mlockall)(int flags);
-	int (*munlockall)(void);
-} kernel;
 
 /*
  * Set while this thread is inside libmmkit, whose own allocations then go
@@ -134,14 +127,7 @@ static void setup(void)
 
 	in_library = 1;
 	glibc_setup();
-	kernel.madvise = dlsym(RTLD_NEXT, "madvise");
-	kernel.mlock = dlsym(RTLD_NEXT, "mlock");
-	kernel.mlock2 = dlsym(RTLD_NEXT, "mlock2");
-	kernel.mlockall = dlsym(RTLD_NEXT, "mlockall");
-	kernel.munlockall = dlsym(RTLD_NEXT, "munlockall");
-	if (!kernel.madvise || !kernel.mlock || !kernel.mlock2 || !kernel.mlockall ||
-	    !kernel.munlockall)
-		abort();
+	kernel_setup();
 	if (byte >= 1 && byte <= 0xff) {
 		freed_fill = (unsigned char)byte;
 		fresh_fill = (unsigned char)(byte ^ 0xff);
@@ -152,13 +138,18 @@ static void setup(void)
 }
 
 /* Runs setup() once, before anything uses what it finds. */
-static void set_up(void)
+void set_up(void)
 {
 	pthread_once(&setup_once, setup);
 }
 
-/* Whether to fill; false inside the library, whose memory is its own business. */
-static int perturb_on(void)
+/*
+ * Whether to fill; false inside the library, whose memory is its own
+ * business.  inline: every malloc asks, and the allocator's calls stay
+ * inline as they were when this was static (perturb.h's declaration makes
+ * this the external definition perturb-lock.c calls).
+ */
+inline int perturb_on(void)
 {
 	if (in_library)
 		return 0;
@@ -224,6 +215,26 @@ static void forget_large(const struct large *l)
 	slot = table_find(l->addr);
 	if (slot)
 		table_remove(slot);
+	unlock_table();
+}
+
+/*
+ * Calls @fn on every large range overlapping [start, end), with
+ * table_lock held: perturb-lock.c's one way into the table.
+ */
+void large_each_overlapping(uintptr_t start, uintptr_t end, void (*fn)(struct large *l))
+{
+	struct large *l;
+	size_t i;
+
+	if (!__atomic_load_n(&have_large, __ATOMIC_ACQUIRE))
+		return;
+	lock_table();
+	for (i = 0; i < table_slots; i++) {
+		l = &table[i];
+		if (l->addr > SLOT_GONE && l->addr < end && l->addr + l->cap > start)
+			fn(l);
+	}
 	unlock_table();
 }
 
@@ -579,121 +590,6 @@ SHIM_EXPORT void *pvalloc(size_t size)
 	if (rounded < size)
 		return set_enomem();
 	return aligned(page, rounded ? rounded : page);
-}
-
-/*
- * Replaces large range @l with anonymous memory holding the same bytes;
- * called with table_lock held.  The copy goes through process_vm_readv(2),
- * which fails on pages the program made unreadable where memcpy would
- * fault: such a block stays as it is.  A write by another thread to the
- * block while it is copied may be lost.
- */
-static void copy_to_anonymous(struct large *l)
-{
-	struct iovec to, from;
-	void *mem;
-
-	mem = mmap(NULL, l->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		return;
-	to.iov_base = mem;
-	to.iov_len = l->cap;
-	from.iov_base = (void *)l->addr;
-	from.iov_len = l->cap;
-	if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) != (ssize_t)l->cap ||
-	    mremap(mem, l->cap, l->cap, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)l->addr) ==
-	    MAP_FAILED) {
-		munmap(mem, l->cap);
-		return;
-	}
-	l->anon = 1;
-}
-
-/*
- * Makes every large block overlapping [addr, addr + len) anonymous memory
- * (reference pages are a file or device mapping, where the call to come
- * fails or does nothing).  Costs the block's size in resident memory.
- */
-static void make_anonymous(const void *addr, size_t len)
-{
-	uintptr_t start = (uintptr_t)addr, end = start + len < start ? UINTPTR_MAX : start + len;
-	struct large *l;
-	size_t i;
-
-	if (!perturb_on() || !__atomic_load_n(&have_large, __ATOMIC_ACQUIRE))
-		return;
-	lock_table();
-	for (i = 0; i < table_slots; i++) {
-		l = &table[i];
-		if (l->addr > SLOT_GONE && !l->anon && l->addr < end && l->addr + l->cap > start)
-			copy_to_anonymous(l);
-	}
-	unlock_table();
-}
-
-/* Advice that works on reference pages as on anonymous memory. */
-static int same_on_refpages(int advice)
-{
-	switch (advice) {
-	case MADV_NORMAL:
-	case MADV_RANDOM:
-	case MADV_SEQUENTIAL:
-	case MADV_WILLNEED:
-	case MADV_DONTNEED:
-	case MADV_COLD:
-	case MADV_PAGEOUT:
-	case MADV_POPULATE_READ:
-	case MADV_POPULATE_WRITE:
-		return 1;
-	}
-	return 0;
-}
-
-SHIM_EXPORT int madvise(void *addr, size_t len, int advice)
-{
-	set_up();
-	if (!same_on_refpages(advice))
-		make_anonymous(addr, len);
-	return kernel.madvise(addr, len, advice);
-}
-
-SHIM_EXPORT int mlock(const void *addr, size_t len)
-{
-	set_up();
-	make_anonymous(addr, len);
-	return kernel.mlock(addr, len);
-}
-
-SHIM_EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
-{
-	set_up();
-	make_anonymous(addr, len);
-	return kernel.mlock2(addr, len, flags);
-}
-
-SHIM_EXPORT int mlockall(int flags)
-{
-	int ret;
-
-	set_up();
-	if (flags & MCL_CURRENT)
-		make_anonymous(NULL, SIZE_MAX);
-	ret = kernel.mlockall(flags);
-	if (!ret && (flags & MCL_FUTURE) && perturb_on())
-		__atomic_store_n(&locking_future, 1, __ATOMIC_RELAXED);
-	return ret;
-}
-
-SHIM_EXPORT int munlockall(void)
-{
-	int ret;
-
-	set_up();
-	ret = kernel.munlockall();
-
-	if (!ret && perturb_on())
-		__atomic_store_n(&locking_future, 0, __ATOMIC_RELAXED);
-	return ret;
 }
 
 SHIM_EXPORT size_t malloc_usable_size(void *p)

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * libmmkit-perturb.so's wrappers of madvise(2), mlock(2), mlock2(2),
+ * mlockall(2) and munlockall(2).  A large block on reference pages is a
+ * file or device mapping, on which some advice fails (MADV_WIPEONFORK) and
+ * mlock of refpage.ko's pages locks nothing: before such a call goes on
+ * to the kernel, every large block it covers becomes anonymous memory with
+ * the same bytes.  After mlockall(MCL_FUTURE), until munlockall(), new
+ * large blocks are glibc's (refpage_block() in perturb.c).
+ *
+ * A file of its own beside the allocator (perturb.c): what the kernel's
+ * calls on memory need of the blocks, not how blocks are handed out.  It
+ * reaches the allocator's table of large ranges only through
+ * large_each_overlapping() (perturb.h).
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "perturb.h"
+#include "shim.h"
+
+/* mlockall(MCL_FUTURE) is in force: see refpage_block(). */
+int locking_future;
+
+/* The calls on memory the shim passes on once it has made its blocks anonymous. */
+static struct {
+	int (*madvise)(void *addr, size_t len, int advice);
+	int (*mlock)(const void *addr, size_t len);
+	int (*mlock2)(const void *addr, size_t len, unsigned int flags);
+	int (*mlockall)(int flags);
+	int (*munlockall)(void);
+} kernel;
+
+/* Finds the calls to pass on; from setup(), once, inside the library (dlsym may allocate). */
+void kernel_setup(void)
+{
+	kernel.madvise = dlsym(RTLD_NEXT, "madvise");
+	kernel.mlock = dlsym(RTLD_NEXT, "mlock");
+	kernel.mlock2 = dlsym(RTLD_NEXT, "mlock2");
+	kernel.mlockall = dlsym(RTLD_NEXT, "mlockall");
+	kernel.munlockall = dlsym(RTLD_NEXT, "munlockall");
+	if (!kernel.madvise || !kernel.mlock || !kernel.mlock2 || !kernel.mlockall ||
+	    !kernel.munlockall)
+		abort();
+}
+
+/*
+ * Replaces large range @l with anonymous memory holding the same bytes,
+ * unless it is anonymous memory already; called with table_lock held.
+ * The copy goes through process_vm_readv(2), which fails on pages the
+ * program made unreadable where memcpy would fault: such a block stays as
+ * it is.  A write by another thread to the block while it is copied may
+ * be lost.
+ */
+static void copy_to_anonymous(struct large *l)
+{
+	struct iovec to, from;
+	void *mem;
+
+	if (l->anon)
+		return;
+	mem = mmap(NULL, l->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return;
+	to.iov_base = mem;
+	to.iov_len = l->cap;
+	from.iov_base = (void *)l->addr;
+	from.iov_len = l->cap;
+	if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) != (ssize_t)l->cap ||
+	    mremap(mem, l->cap, l->cap, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)l->addr) ==
+	    MAP_FAILED) {
+		munmap(mem, l->cap);
+		return;
+	}
+	l->anon = 1;
+}
+
+/*
+ * Makes every large block overlapping [addr, addr + len) anonymous memory
+ * (reference pages are a file or device mapping, where the call to come
+ * fails or does nothing).  Costs the block's size in resident memory.
+ */
+static void make_anonymous(const void *addr, size_t len)
+{
+	uintptr_t start = (uintptr_t)addr, end = start + len < start ? UINTPTR_MAX : start + len;
+
+	if (perturb_on())
+		large_each_overlapping(start, end, copy_to_anonymous);
+}
+
+/* Advice that works on reference pages as on anonymous memory. */
+static int same_on_refpages(int advice)
+{
+	switch (advice) {
+	case MADV_NORMAL:
+	case MADV_RANDOM:
+	case MADV_SEQUENTIAL:
+	case MADV_WILLNEED:
+	case MADV_DONTNEED:
+	case MADV_COLD:
+	case MADV_PAGEOUT:
+	case MADV_POPULATE_READ:
+	case MADV_POPULATE_WRITE:
+		return 1;
+	}
+	return 0;
+}
+
+SHIM_EXPORT int madvise(void *addr, size_t len, int advice)
+{
+	set_up();
+	if (!same_on_refpages(advice))
+		make_anonymous(addr, len);
+	return kernel.madvise(addr, len, advice);
+}
+
+SHIM_EXPORT int mlock(const void *addr, size_t len)
+{
+	set_up();
+	make_anonymous(addr, len);
+	return kernel.mlock(addr, len);
+}
+
+SHIM_EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	set_up();
+	make_anonymous(addr, len);
+	return kernel.mlock2(addr, len, flags);
+}
+
+SHIM_EXPORT int mlockall(int flags)
+{
+	int ret;
+
+	set_up();
+	if (flags & MCL_CURRENT)
+		make_anonymous(NULL, SIZE_MAX);
+	ret = kernel.mlockall(flags);
+	if (!ret && (flags & MCL_FUTURE) && perturb_on())
+		__atomic_store_n(&locking_future, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+SHIM_EXPORT int munlockall(void)
+{
+	int ret;
+
+	set_up();
+	ret = kernel.munlockall();
+
+	if (!ret && perturb_on())
+		__atomic_store_n(&locking_future, 0, __ATOMIC_RELAXED);
+	return ret;
+}

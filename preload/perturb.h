@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
+/*
+ * What the two files of libmmkit-perturb.so share: the allocator
+ * (perturb.c), which owns the table of large ranges and its lock, and the
+ * wrappers of madvise(2) and the mlock family (perturb-lock.c), which make
+ * large blocks anonymous memory before the kernel sees them.  All of it is
+ * hidden (-fvisibility=hidden): the shim exports only what perturb.map
+ * lists.
+ */
+#ifndef MMKIT_PRELOAD_PERTURB_H
+#define MMKIT_PRELOAD_PERTURB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A large range: [addr, addr + cap) mapped, all of it usable; anon when anonymous memory. */
+struct large {
+	uintptr_t addr;
+	size_t cap;
+	int anon;
+};
+
+/* perturb.c: the allocator. */
+void set_up(void);
+int perturb_on(void);
+void large_each_overlapping(uintptr_t start, uintptr_t end, void (*fn)(struct large *l));
+
+/* perturb-lock.c: the wrappers. */
+extern int locking_future;
+void kernel_setup(void);
+
+#endif /* MMKIT_PRELOAD_PERTURB_H */
