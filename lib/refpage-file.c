@@ -68,6 +68,12 @@ int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, size_t chu
 	return 0;
 }
 
+/* Every offset of the descriptor is the pattern: one mapping per range. */
+int refpage__file_map_whole(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
+{
+	return refpage__file_map(rp, len, prot, REFPAGE_CHUNK_UNLIMITED, addr);
+}
+
 /* Copies a run of present pages to the new mapping, @arg bytes away. */
 static int copy_run(struct mmkit_refpage *rp, const struct refpage_piece *run, void *arg)
 {

@@ -113,11 +113,6 @@ static int kmod_create(struct mmkit_refpage *rp)
 	return 0;
 }
 
-static int kmod_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
-{
-	return refpage__file_map(rp, len, prot, REFPAGE_CHUNK_UNLIMITED, addr);
-}
-
 const struct refpage_backend refpage__kmod = {
 	.name		= "kmod",
 	.flag		= MMKIT_REFPAGE_BACKEND_KMOD,
@@ -126,7 +121,7 @@ const struct refpage_backend refpage__kmod = {
 	.available	= kmod_available,
 	.create		= kmod_create,
 	.destroy	= refpage__file_destroy,
-	.map		= kmod_map,
+	.map		= refpage__file_map_whole,
 	.attach		= refpage__file_attach,
 	.unmap		= refpage__file_unmap,
 };

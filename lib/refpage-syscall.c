@@ -100,12 +100,6 @@ static int syscall_create(struct mmkit_refpage *rp)
 	return 0;
 }
 
-/* Every offset of the descriptor is the pattern: one mapping per range. */
-static int syscall_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
-{
-	return refpage__file_map(rp, len, prot, REFPAGE_CHUNK_UNLIMITED, addr);
-}
-
 const struct refpage_backend refpage__syscall = {
 	.name		= "syscall",
 	.flag		= MMKIT_REFPAGE_BACKEND_SYSCALL,
@@ -114,7 +108,7 @@ const struct refpage_backend refpage__syscall = {
 	.available	= syscall_available,
 	.create		= syscall_create,
 	.destroy	= refpage__file_destroy,
-	.map		= syscall_map,
+	.map		= refpage__file_map_whole,
 	.attach		= refpage__file_attach,
 	.unmap		= refpage__file_unmap,
 };

@@ -83,6 +83,8 @@ void refpage__memfd_stats(unsigned long long *files, unsigned long long *bytes);
 void refpage__file_destroy(struct mmkit_refpage *rp);
 int refpage__file_map(struct mmkit_refpage *rp, size_t len, int prot, size_t chunk,
 		      void **addr);
+/* The map of a descriptor that is the pattern at every offset (kmod, syscall). */
+int refpage__file_map_whole(struct mmkit_refpage *rp, size_t len, int prot, void **addr);
 int refpage__file_attach(struct mmkit_refpage *rp, void *addr, size_t len);
 int refpage__file_unmap(struct mmkit_refpage *rp, void *addr, size_t len);
 
