@@ -13,7 +13,7 @@
 # then one line adding up the suites' PASS, FAIL and SKIP lines:
 # "total: N passed, N failed, N skipped".  Exits non-zero if any failed.
 # BUDGETS ("TEST:SECONDS ...") gives tests a row of their own, their time
-# beside their budget and "over" past it: a gate for the review of the
+# beside their budget and "OVER" past it: a gate for the review of the
 # change that made them slower, not a failure (a machine's load must not
 # fail a run).
 #
@@ -98,14 +98,15 @@ skipped=$(grep -c '^SKIP ' "$work/results")
 {
 	echo "=== time (stage, seconds; the suites ran $jobs at a time)"
 	cat "$times"
-	# The slowest tests: the runners end a test's line with its seconds.
+	# Each test's seconds ("SECS [SUITE] TEST"): the runners end a test's
+	# line with them.  The slowest ten, then the tests with a budget.
 	sed -n 's/^\(PASS\|FAIL\)  \(\[.*[^ ]\)  *\([0-9][0-9]*\)s\( exit [0-9]*\)\{0,1\}$/\3 \2/p' \
-		"$work/results" | sort -rn | head -n 10 |
+		"$work/results" | sort -rn >"$work/timed"
+	head -n 10 "$work/timed" |
 		while read -r secs label; do printf '%-58s %6s\n' "test: $label" "$secs"; done
 	for budget in $budgets; do
 		name=${budget%%:*} limit=${budget#*:}
-		secs=$(sed -n "s/^\(PASS\|FAIL\|SKIP\)  \[.*\] $name  *\([0-9][0-9]*\)s.*/\2/p" \
-			"$work/results" | head -n 1)
+		secs=$(awk -v name="$name" 'NF == 3 && $3 == name { print $1; exit }' "$work/timed")
 		over=""
 		[ -z "$secs" ] || [ "$secs" -le "$limit" ] || over=", OVER"
 		printf '%-58s %6s\n' "budget: $name (${limit}s$over)" "${secs:--}"
