@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "mmkit.h"
@@ -133,6 +134,66 @@ static void test_reasons(void)
 		       "/proc/999999999");
 }
 
+/* Failures that used to say only strerror's words, where the library knows why. */
+static void test_no_bare_strerror(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct mmkit_secret_stats st;
+	struct mmkit_refpage *rp;
+	char *file, *anon;
+	void *p;
+	int fd;
+
+	T_CASE("refpage_map, huge secrets, naming files, holes and part of a page say why");
+	T_EQ(mmkit_refpage_create(&rp, "a", 1, 0), 0);
+	EXPECT_FAILURE(mmkit_refpage_map(rp, 0, PROT_READ, &p), -EINVAL, "mmkit_refpage_map",
+		       "length 0: a range holds at least one byte");
+	EXPECT_FAILURE(mmkit_refpage_map(rp, SIZE_MAX, PROT_READ, &p), -EINVAL, "mmkit_refpage_map",
+		       "exceeds the address space");
+	EXPECT_FAILURE(mmkit_refpage_map(rp, (size_t)1 << 62, PROT_READ, &p), -ENOMEM,
+		       "mmkit_refpage_map", "mmap(2) of ");
+	EXPECT_FAILURE(mmkit_refpage_map(rp, page, PROT_EXEC, &p), -EINVAL, "mmkit_refpage_map",
+		       "prot 0x4");
+	mmkit_refpage_destroy(rp);
+	EXPECT_FAILURE(mmkit_secret_alloc(&p, SIZE_MAX, MMKIT_SECRET_QUIET), -ENOMEM,
+		       "mmkit_secret_alloc", "no mapping can be that large");
+	EXPECT_FAILURE(mmkit_secret_reserve(SIZE_MAX), -ENOMEM, "mmkit_secret_reserve",
+		       "no mapping can be that large");
+	errno = 4321;
+	expect_message("2^62 bytes", mmkit_secret_alloc(&p, (size_t)1 << 62, MMKIT_SECRET_QUIET),
+		       -ENOMEM, "mmkit_secret_alloc", NULL);
+	T_EQ(errno, 4321);
+	if (!strcmp(mmkit_last_error(), "mmkit_secret_alloc: Cannot allocate memory"))
+		T_FAIL("a secret of 2^62 bytes fails with strerror's words only");
+
+	EXPECT_FAILURE(mmkit_name(NULL, page, "x"), -ENOMEM, "mmkit_name",
+		       "is not mapped (its mapped parts are named)");
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	T_ASSERT(fd >= 0);
+	file = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+	T_ASSERT(file != MAP_FAILED);
+	close(fd);
+	EXPECT_FAILURE(mmkit_name(file, page, "x"), -EBADF, "mmkit_name", "is a file mapping");
+	munmap(file, page);
+	T_EQ(mmkit_secret_alloc(&p, page, MMKIT_SECRET_QUIET | MMKIT_SECRET_PAGES), 0);
+	T_EQ(mmkit_secret_stats(&st), 0);
+	if (!strcmp(st.backend, "memfd_secret"))
+		EXPECT_FAILURE(mmkit_name(p, page, "x"), -EBADF, "mmkit_name", "is a file mapping");
+	mmkit_secret_free(p);
+
+	anon = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(anon != MAP_FAILED);
+	EXPECT_FAILURE(mmkit_name_pages(anon, 10, "x"), -EINVAL, "mmkit_name_pages",
+		       "does not cover whole pages");
+	EXPECT_FAILURE(mmkit_name_pages(anon + 10, page, "x"), -EINVAL, "mmkit_name_pages",
+		       "does not cover whole pages");
+	EXPECT_FAILURE(mmkit_name_pages(anon, page, "x$"), -EINVAL, "mmkit_name_pages", "0x24");
+	T_EQ(mmkit_name_pages(anon + 1, 0, "x"), 0);
+	T_EQ(mmkit_name_pages(anon, 2 * page, "x"), 0);
+	T_EQ(mmkit_name(anon, 2 * page, NULL), 0);
+	munmap(anon, 2 * page);
+}
+
 static void test_success_and_stale_detail(void)
 {
 	const char *before, *after;
@@ -240,6 +301,7 @@ int main(void)
 	T_ASSERT(!strcmp(mmkit_last_error(), ""));
 	test_every_call();
 	test_reasons();
+	test_no_bare_strerror();
 	test_success_and_stale_detail();
 	test_limit_figures();
 	test_threads();
