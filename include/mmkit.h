@@ -187,7 +187,7 @@ struct mmkit_memlock {
 
 /*
  * Fills @m for locking [addr, addr + len) and returns 0 if it fits the
- * limit, -ENOMEM if it does not.  addr NULL, len 0: the current state.
+ * limit, -ENOMEM if it does not.  len 0 (whatever addr): the current state.
  */
 int mmkit_memlock_check(const void *addr, size_t len, struct mmkit_memlock *m);
 /* Like mmkit_memlock_check() for mmkit_lockall(@flags). */
