@@ -191,12 +191,14 @@ def regions(pid: int = 0) -> list[Region]:
 
 
 def name(buffer: _Buffer, name: str | None) -> None:
-    """Name the pages of ``buffer`` (an mmap, RefMap, Secret on pages of
-    its own, ...) ``name``; None clears (mmkit_name).  The buffer must
-    start and end on page boundaries, or OSError EINVAL: the kernel names
-    whole pages, and the last page of a shorter buffer is not all its own.
-    A bad name (more than NAME_MAX - 1 characters, not printable ASCII, or
-    one of \\ ` $ [ ]) is OSError EINVAL too."""
+    """Name the pages of ``buffer`` (an mmap, a RefMap of whole pages, ...)
+    ``name``; None clears (mmkit_name_pages).  The buffer must start and
+    end on page boundaries, or OSError EINVAL saying so: the kernel names
+    whole pages, and the last page of a shorter buffer is not all its own
+    (``name_range`` names a range and its last page whole).  An empty
+    buffer names nothing.  A bad name (more than NAME_MAX - 1 characters,
+    not printable ASCII, or one of \\ ` $ [ ]) is OSError EINVAL too; a
+    file mapping (a file, a memfd_secret Secret) is OSError EBADF."""
     _mmkit.name(buffer, name)
 
 

@@ -2,7 +2,7 @@
 """Types of the C extension mmkit._mmkit (ext/*.c)."""
 
 from types import TracebackType
-from typing import Literal, final
+from typing import Literal, SupportsIndex, final, overload
 
 from _typeshed import ReadableBuffer
 from typing_extensions import Self, TypeAlias
@@ -50,6 +50,14 @@ class RefMap:
 
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, key: SupportsIndex, /) -> int: ...
+    @overload
+    def __getitem__(self, key: slice, /) -> bytes: ...
+    @overload
+    def __setitem__(self, key: SupportsIndex, value: int, /) -> None: ...
+    @overload
+    def __setitem__(self, key: slice, value: ReadableBuffer, /) -> None: ...
     def __enter__(self) -> Self: ...
     def __exit__(
         self,
