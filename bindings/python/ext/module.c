@@ -106,6 +106,20 @@ static PyObject *name_range(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+static PyObject *name_valid(PyObject *module, PyObject *name_obj)
+{
+	const char *name;
+	int ret;
+
+	(void)module;
+	if (parse_name(name_obj, &name))
+		return NULL;
+	ret = mmkit_name_valid(name);
+	if (ret < 0)
+		return mmkit_py_error(ret);
+	Py_RETURN_NONE;
+}
+
 /* ---- regions ----------------------------------------------------------- */
 
 /* The regions, gathered without the GIL; each name copied to its length, not 4 KiB. */
@@ -392,6 +406,7 @@ static PyObject *secret_stats(PyObject *module, PyObject *unused)
 static PyMethodDef functions[] = {
 	{ "name", name_buffer, METH_VARARGS, NULL },
 	{ "name_range", name_range, METH_VARARGS, NULL },
+	{ "name_valid", name_valid, METH_O, NULL },
 	{ "regions", regions, METH_VARARGS, NULL },
 	{ "probe", probe, METH_NOARGS, NULL },
 	{ "lock", lock, METH_VARARGS, NULL },

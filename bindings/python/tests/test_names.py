@@ -124,5 +124,10 @@ def test_naming_a_hole_or_a_file_says_why() -> None:
     assert e.value.errno == errno.EBADF and "is a file mapping" in str(e.value.strerror)
     m.close()
     with pytest.raises(OSError) as e:
+        mmkit.name_valid("no$dollar")
+    assert e.value.errno == errno.EINVAL and "0x24" in str(e.value.strerror)
+    mmkit.name_valid("fine name")
+    mmkit.name_valid(None)
+    with pytest.raises(OSError) as e:
         mmkit.name_range(0, -1, "x")
     assert e.value.strerror == "mmkit_name: length -1 is negative"

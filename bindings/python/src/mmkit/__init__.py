@@ -5,6 +5,7 @@
 - ``RefPage(pattern).map(size)``: memory that reads as a pattern until written.
 - ``name(buffer, name)``, ``name_range(address, length, name)``: named
   memory, also where the kernel lacks ``CONFIG_ANON_VMA_NAME``;
+  ``name_valid(name)``: whether the kernel would take a name, and why not;
   ``regions(pid)``: the mappings of a process with those names, in the
   shape of psutil's ``memory_maps(grouped=False)``.
 - ``probe()``: what works on this kernel and how.
@@ -78,6 +79,7 @@ __all__ = [
     "memlock_check_all",
     "name",
     "name_range",
+    "name_valid",
     "pac_get_enabled_keys",
     "pac_set_enabled_keys",
     "probe",
@@ -207,6 +209,13 @@ def name_range(address: int, length: int, name: str | None) -> None:
     address page aligned, the last page named whole; for reservations
     and memory that no Python object exports."""
     _mmkit.name_range(address, length, name)
+
+
+def name_valid(name: str | None) -> None:
+    """None if the kernel would take ``name`` (None, which clears, too),
+    else OSError EINVAL saying which character or how long
+    (mmkit_name_valid), as Rust's ``name_valid``."""
+    _mmkit.name_valid(name)
 
 
 def probe() -> dict[str, Feature]:
