@@ -139,7 +139,7 @@ static int set_name(void *addr, size_t len, const char *name)
 	if (ret == -EBADF)
 		return mmkit__registry_name(start, end, name, 1);
 	if (ret == -ENOMEM)
-		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME): part of [%#lx, %#lx) is not mapped",
+		mmkit__error_detail(ret, "part of [%#lx, %#lx) is not mapped (its mapped parts are named)",
 				    (unsigned long)start, (unsigned long)end);
 	else if (ret)
 		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME) refused: %s",
