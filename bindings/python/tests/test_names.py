@@ -123,6 +123,11 @@ def test_naming_a_hole_or_a_file_says_why() -> None:
         mmkit.name(m, "x")
     assert e.value.errno == errno.EBADF and "is a file mapping" in str(e.value.strerror)
     m.close()
+    if mmkit.secret_stats().backend == "memfd_secret":
+        with mmkit.Secret(mmap.PAGESIZE, pages=True) as s:
+            with pytest.raises(OSError) as e:
+                mmkit.name(s, "x")
+            assert e.value.errno == errno.EBADF and "is a file mapping" in str(e.value.strerror)
     with pytest.raises(OSError) as e:
         mmkit.name_valid("no$dollar")
     assert e.value.errno == errno.EINVAL and "0x24" in str(e.value.strerror)
