@@ -100,8 +100,10 @@ class Region(NamedTuple):
     ``CONFIG_ANON_VMA_NAME``: ``[anon:NAME]`` for registry names too), and
     the sizes in bytes.  ``pss`` and ``swap`` are None where the kernel
     does not give them.  ``kind``: "anon", "anon_named", "registry",
-    "file", "heap", "stack" or "special"; ``name``: the bare name as given
-    to ``name()``, the path of a file, "" for anonymous memory.
+    "file", "heap", "stack" or "special"; ``name`` by kind: the bare name
+    as given to ``name()`` for "anon_named" and "registry", the path for
+    "file", the kernel's bracketed word ("[heap]", "[vdso]") for "heap",
+    "stack" and "special", "" for "anon".
     """
 
     addr: str
