@@ -94,6 +94,15 @@ const char *mmkit_status_name(enum mmkit_status status);
  */
 int mmkit_name(void *addr, size_t len, const char *name);
 /*
+ * mmkit_name() of a buffer that must be whole pages: -EINVAL, saying so,
+ * if @addr or @len is not a multiple of the page size (mmkit_name() would
+ * name all of the last page, bytes outside the buffer); 0 for len 0,
+ * wherever @addr points (an empty buffer names nothing).  Otherwise as
+ * mmkit_name(), whose errors it returns.  What the bindings' name(buffer)
+ * calls (since 0.2).
+ */
+int mmkit_name_pages(void *addr, size_t len, const char *name);
+/*
  * 0 if the kernel would accept @name (NULL, which clears, included),
  * -EINVAL otherwise: at most MMKIT_NAME_MAX - 1 characters, each printable
  * ASCII (0x20 to 0x7e) and none of \ ` $ [ ].
@@ -178,7 +187,7 @@ struct mmkit_memlock {
 
 /*
  * Fills @m for locking [addr, addr + len) and returns 0 if it fits the
- * limit, -ENOMEM if it does not.  addr NULL, len 0: the current state.
+ * limit, -ENOMEM if it does not.  len 0 (whatever addr): the current state.
  */
 int mmkit_memlock_check(const void *addr, size_t len, struct mmkit_memlock *m);
 /* Like mmkit_memlock_check() for mmkit_lockall(@flags). */

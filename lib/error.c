@@ -50,6 +50,11 @@ void mmkit__error_detail(int err, const char *fmt, ...)
 	errno = saved;
 }
 
+int mmkit__error_has_detail(int err)
+{
+	return pending_err == err;
+}
+
 int mmkit__error_end(const char *op, int ret)
 {
 	if (ret >= 0)

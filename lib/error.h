@@ -22,6 +22,8 @@ void mmkit__error_begin(void);
  * RLIMIT_MEMLOCK: ...").  The call's message uses it if it returns @err.
  */
 void mmkit__error_detail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 if the call in progress recorded a detail for @err: a caller adds its own only where none is. */
+int mmkit__error_has_detail(int err);
 /* Returns @ret; a negative one becomes the thread's last error, of @op. */
 int mmkit__error_end(const char *op, int ret);
 

@@ -114,7 +114,8 @@ static int memlock_check_range(const void *addr, size_t len, struct mmkit_memloc
 	if (!m)
 		return -EINVAL;
 	ret = memlock_base(m);
-	if (ret || (!addr && !len))
+	/* Locking nothing costs nothing: the state as it is (a binding's empty buffer too). */
+	if (ret || !len)
 		return ret;
 	ret = mmkit__check_range(addr, len, 0);
 	if (ret)
@@ -150,8 +151,13 @@ static int memlock_check_lockall(unsigned int flags, struct mmkit_memlock *m)
 	unsigned long long total;
 	int ret;
 
-	if (!m || !lockall_flags_valid(flags))
+	if (!m)
 		return -EINVAL;
+	if (!lockall_flags_valid(flags)) {
+		mmkit__error_detail(-EINVAL, "flags %#x: MMKIT_LOCK_CURRENT, MMKIT_LOCK_FUTURE or both, and MMKIT_LOCK_ONFAULT or not",
+				    flags);
+		return -EINVAL;
+	}
 	ret = memlock_base(m);
 	if (ret || !(flags & MMKIT_LOCK_CURRENT))
 		return ret;
@@ -173,9 +179,14 @@ static int lock_range(void *addr, size_t len, unsigned int flags)
 	struct mmkit_memlock m;
 	int ret;
 
-	/* Checked here too: mmkit_memlock_check() takes (NULL, 0) as "no range". */
-	if (flags & ~MMKIT_LOCK_ONFAULT || mmkit__check_range(addr, len, 0))
+	if (flags & ~MMKIT_LOCK_ONFAULT) {
+		mmkit__error_detail(-EINVAL, "flags %#x: MMKIT_LOCK_ONFAULT or 0", flags);
 		return -EINVAL;
+	}
+	/* Checked here too: mmkit_memlock_check() takes length 0 as "no range". */
+	ret = mmkit__check_range(addr, len, 0);
+	if (ret)
+		return ret;
 	ret = mmkit_memlock_check(addr, len, &m);
 	if (ret)
 		return ret;

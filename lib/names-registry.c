@@ -439,6 +439,8 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int aft
 				break;
 		}
 		if (!s.nameable) {
+			mmkit__error_detail(-EBADF, "%#llx-%#llx is a file mapping (a file, a memfd, a secret of memfd_secret), which cannot be named: only anonymous memory and reference pages can",
+					    (unsigned long long)s.start, (unsigned long long)s.end);
 			ret = -EBADF;
 			break;
 		}
@@ -448,8 +450,11 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int aft
 	}
 	if (it.maps.fd >= 0)
 		mmkit__lines_close(&it.maps);
-	if (!ret)
+	if (!ret && unmapped) {
+		mmkit__error_detail(unmapped, "part of [%#llx, %#llx) is not mapped (its mapped parts are named)",
+				    (unsigned long long)start, (unsigned long long)end);
 		ret = unmapped;
+	}
 	registry_prune();
 	mmkit__names_memfd_snapshot(&reg.t);
 	pthread_mutex_unlock(&reg.lock);

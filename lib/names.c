@@ -134,15 +134,12 @@ static int set_name(void *addr, size_t len, const char *name)
 	 * A file in the range (the kernel named the VMAs before it): the
 	 * registry names reference pages of a file and refuses other files,
 	 * and the anonymous shared memory a kernel before 6.2 refused, with
-	 * EBADF itself.
+	 * EBADF and its reason itself.
 	 */
 	if (ret == -EBADF)
-		ret = mmkit__registry_name(start, end, name, 1);
-	if (ret == -EBADF)
-		mmkit__error_detail(ret, "[%#lx, %#lx) reaches a file mapping that is not reference pages",
-				    (unsigned long)start, (unsigned long)end);
-	else if (ret == -ENOMEM)
-		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME): part of [%#lx, %#lx) is not mapped",
+		return mmkit__registry_name(start, end, name, 1);
+	if (ret == -ENOMEM)
+		mmkit__error_detail(ret, "part of [%#lx, %#lx) is not mapped (its mapped parts are named)",
 				    (unsigned long)start, (unsigned long)end);
 	else if (ret)
 		mmkit__error_detail(ret, "prctl(PR_SET_VMA_ANON_NAME) refused: %s",
@@ -153,4 +150,30 @@ static int set_name(void *addr, size_t len, const char *name)
 MMKIT_EXPORT int mmkit_name(void *addr, size_t len, const char *name)
 {
 	return MMKIT__CALL(set_name(addr, len, name));
+}
+
+/*
+ * The bindings' "name this buffer": a buffer ending inside a page would
+ * have the kernel name the rest of that page, bytes that are not the
+ * buffer's (mmkit_name() names the last page whole, as prctl does).  Each
+ * binding would check and word this the same way, so the library does.
+ */
+static int name_pages(void *addr, size_t len, const char *name)
+{
+	size_t page = sys_page_size();
+	int ret = mmkit_name_valid(name);
+
+	if (ret || !len)
+		return ret;
+	if (((uintptr_t)addr | len) & (page - 1)) {
+		mmkit__error_detail(-EINVAL, "%#lx+%zu does not cover whole pages of %zu bytes, so naming it would name bytes outside it: name whole pages, or the range itself (mmkit_name(); name_range, NameRange, name_raw)",
+				    (unsigned long)(uintptr_t)addr, len, page);
+		return -EINVAL;
+	}
+	return set_name(addr, len, name);
+}
+
+MMKIT_EXPORT int mmkit_name_pages(void *addr, size_t len, const char *name)
+{
+	return MMKIT__CALL(name_pages(addr, len, name));
 }

@@ -72,8 +72,12 @@ static int set_enabled_keys(unsigned long mask, unsigned long enabled)
 {
 	int ret;
 
-	if ((mask & ~MMKIT_PAC_ALL_KEYS) || (enabled & ~mask))
+	if ((mask & ~MMKIT_PAC_ALL_KEYS) || (enabled & ~mask)) {
+		mmkit__error_detail(-EINVAL, "mask %#lx, enabled %#lx: %s", mask, enabled,
+				    mask & ~MMKIT_PAC_ALL_KEYS ? "the mask has bits outside MMKIT_PAC_ALL_KEYS" :
+				    "enabled has keys outside the mask");
 		return -EINVAL;
+	}
 	if (!pac_supported())
 		return pac_absent();
 	ret = sys_prctl(PR_PAC_SET_ENABLED_KEYS, mask, enabled, 0, 0);

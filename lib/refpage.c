@@ -290,11 +290,26 @@ MMKIT_EXPORT void mmkit_refpage_destroy(struct mmkit_refpage *rp)
 static int refpage_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)
 {
 	size_t rounded = mmkit__page_round_up(len);
+	int ret;
 
-	/* Pattern memory is data: PROT_EXEC is refused (the memfd is sealed against it). */
-	if (!rp || !addr || !len || rounded < len || (prot & ~(PROT_READ | PROT_WRITE)))
+	if (!rp || !addr)
 		return -EINVAL;
-	return rp->backend->map(rp, rounded, prot, addr);
+	if (!len || rounded < len) {
+		mmkit__error_detail(-EINVAL, "length %zu: %s", len,
+				    len ? "rounded up to pages it exceeds the address space" :
+				    "a range holds at least one byte");
+		return -EINVAL;
+	}
+	/* Pattern memory is data: PROT_EXEC is refused (the memfd is sealed against it). */
+	if (prot & ~(PROT_READ | PROT_WRITE)) {
+		mmkit__error_detail(-EINVAL, "prot %#x: only PROT_READ and PROT_WRITE", prot);
+		return -EINVAL;
+	}
+	ret = rp->backend->map(rp, rounded, prot, addr);
+	if (ret == -ENOMEM && !mmkit__error_has_detail(ret))
+		mmkit__error_detail(ret, "mmap(2) of %zu KiB refused: no free range of the address space that large, or RLIMIT_AS, vm.max_map_count or the overcommit limit reached",
+				    rounded / 1024);
+	return ret;
 }
 
 MMKIT_EXPORT int mmkit_refpage_map(struct mmkit_refpage *rp, size_t len, int prot, void **addr)

@@ -368,8 +368,11 @@ static int read_regions(pid_t pid, mmkit_region_fn fn, void *arg, int *stopped)
 	ssize_t n;
 	int ret;
 
-	if (pid < 0 || !fn)
+	if (pid < 0 || !fn) {
+		if (pid < 0)
+			mmkit__error_detail(-EINVAL, "pid %d is negative (0 is this process)", (int)pid);
 		return -EINVAL;
+	}
 	w = mmkit__calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;

@@ -126,6 +126,10 @@ static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
 	ret = sys_mmap(NULL, (pages + 2) * S.page, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &base);
 	if (ret) {
+		mmkit__error_detail(ret, "reserving %zu KiB of address space for the secret and its guard pages: %s",
+				    (pages + 2) * (S.page / 1024),
+				    ret == -ENOMEM ? "no free range that large, or RLIMIT_AS or vm.max_map_count reached" :
+				    strerrordesc_np(-ret));
 		free(sp);
 		return ret;
 	}

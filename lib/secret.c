@@ -143,8 +143,10 @@ static int secret_alloc(void **p, size_t size, unsigned int flags)
 	if (ret)
 		return ret;
 	/* Beyond this, the guard pages and rounding could not be represented. */
-	if (size > PTRDIFF_MAX - 4 * S.page)
+	if (size > PTRDIFF_MAX - 4 * S.page) {
+		mmkit__error_detail(-ENOMEM, "size %zu: no mapping can be that large", size);
 		return -ENOMEM;
+	}
 	pooled = size <= MMKIT_SECRET_POOL_MAX && !(flags & own_pages);
 	if (pooled) {
 		ret = secret__cache_alloc(p, size, flags, reclaim_idle);
@@ -295,8 +297,10 @@ static int secret_reserve(size_t bytes)
 	ret = ensure_init();
 	if (ret)
 		return ret;
-	if (bytes > SIZE_MAX - S.page)
+	if (bytes > SIZE_MAX - S.page) {
+		mmkit__error_detail(-ENOMEM, "%zu bytes: no mapping can be that large", bytes);
 		return -ENOMEM;
+	}
 	want = (bytes + S.page - 1) & ~(S.page - 1);
 	pthread_mutex_lock(&S.lock);
 	/* Raised first: a mapping over the lock limit must not trim what was just reserved. */

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "error.h"
 #include "util.h"
 
 void *mmkit__calloc(size_t n, size_t size)
@@ -27,9 +28,18 @@ int mmkit__check_range(const void *addr, size_t len, int aligned)
 {
 	uintptr_t start = (uintptr_t)addr;
 
-	if (!len || start + len < start)
+	if (!len) {
+		mmkit__error_detail(-EINVAL, "length 0: the range holds no byte");
 		return -EINVAL;
-	if (aligned && (start & (sys_page_size() - 1)))
+	}
+	if (start + len < start) {
+		mmkit__error_detail(-EINVAL, "%#lx+%zu wraps around the address space",
+				    (unsigned long)start, len);
 		return -EINVAL;
+	}
+	if (aligned && (start & (sys_page_size() - 1))) {
+		mmkit__error_detail(-EINVAL, "address %#lx is not page aligned", (unsigned long)start);
+		return -EINVAL;
+	}
 	return 0;
 }

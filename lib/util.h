@@ -16,7 +16,8 @@ void *mmkit__reallocarray(void *p, size_t n, size_t size);
 
 /*
  * 0 if [addr, addr + len) is a non-empty, non-wrapping range, -EINVAL
- * otherwise.  Page alignment of @addr is required when @aligned.
+ * otherwise, with the reason.  Page alignment of @addr is required when
+ * @aligned.
  */
 int mmkit__check_range(const void *addr, size_t len, int aligned);
 

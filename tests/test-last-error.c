@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "mmkit.h"
@@ -65,15 +66,22 @@ static void test_every_call(void)
 		       "character 0x5b at offset 1");
 	EXPECT_FAILURE(mmkit_name((void *)1, 4096, "x"), -EINVAL, "mmkit_name",
 		       "address 0x1 is not page aligned");
-	EXPECT_FAILURE(mmkit_regions(-1, stop_at_first, NULL), -EINVAL, "mmkit_regions", NULL);
+	EXPECT_FAILURE(mmkit_regions(-1, stop_at_first, NULL), -EINVAL, "mmkit_regions",
+		       "pid -1 is negative");
 	EXPECT_FAILURE(mmkit_memlock_check(NULL, 0, NULL), -EINVAL, "mmkit_memlock_check", NULL);
-	EXPECT_FAILURE(mmkit_memlock_check_all(0, &m), -EINVAL, "mmkit_memlock_check_all", NULL);
-	EXPECT_FAILURE(mmkit_lock(&m, 0, 0), -EINVAL, "mmkit_lock", NULL);
-	EXPECT_FAILURE(mmkit_unlock(&m, 0), -EINVAL, "mmkit_unlock", "Invalid argument");
-	EXPECT_FAILURE(mmkit_lockall(0), -EINVAL, "mmkit_lockall", NULL);
+	EXPECT_FAILURE(mmkit_memlock_check_all(0, &m), -EINVAL, "mmkit_memlock_check_all", "flags 0");
+	/* An empty buffer (a binding's) costs nothing: the current state, as for NULL. */
+	T_EQ(mmkit_memlock_check(&m, 0, &m), 0);
+	T_EQ(m.needed, 0);
+	EXPECT_FAILURE(mmkit_lock(&m, 0, 0), -EINVAL, "mmkit_lock", "length 0");
+	EXPECT_FAILURE(mmkit_lock(&m, sizeof(m), 0x8), -EINVAL, "mmkit_lock", "flags 0x8");
+	EXPECT_FAILURE(mmkit_unlock(&m, 0), -EINVAL, "mmkit_unlock", "length 0");
+	EXPECT_FAILURE(mmkit_unlock(&m, SIZE_MAX), -EINVAL, "mmkit_unlock",
+		       "wraps around the address space");
+	EXPECT_FAILURE(mmkit_lockall(0), -EINVAL, "mmkit_lockall", "flags 0");
 	EXPECT_FAILURE(mmkit_pac_get_enabled_keys(NULL), -EINVAL, "mmkit_pac_get_enabled_keys", NULL);
 	EXPECT_FAILURE(mmkit_pac_set_enabled_keys(~0UL, 0), -EINVAL, "mmkit_pac_set_enabled_keys",
-		       NULL);
+		       "outside MMKIT_PAC_ALL_KEYS");
 	EXPECT_FAILURE(mmkit_secret_alloc(&p, 0, 0), -EINVAL, "mmkit_secret_alloc", "size 0");
 	EXPECT_FAILURE(mmkit_secret_stats(NULL), -EINVAL, "mmkit_secret_stats", NULL);
 	EXPECT_FAILURE(mmkit_secret_protect(NULL, MMKIT_SECRET_READONLY), -EINVAL,
@@ -133,6 +141,66 @@ static void test_reasons(void)
 		       "/proc/999999999");
 }
 
+/* Failures that used to say only strerror's words, where the library knows why. */
+static void test_no_bare_strerror(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct mmkit_secret_stats st;
+	struct mmkit_refpage *rp;
+	char *file, *anon;
+	void *p;
+	int fd;
+
+	T_CASE("refpage_map, huge secrets, naming files, holes and part of a page say why");
+	T_EQ(mmkit_refpage_create(&rp, "a", 1, 0), 0);
+	EXPECT_FAILURE(mmkit_refpage_map(rp, 0, PROT_READ, &p), -EINVAL, "mmkit_refpage_map",
+		       "length 0: a range holds at least one byte");
+	EXPECT_FAILURE(mmkit_refpage_map(rp, SIZE_MAX, PROT_READ, &p), -EINVAL, "mmkit_refpage_map",
+		       "exceeds the address space");
+	EXPECT_FAILURE(mmkit_refpage_map(rp, (size_t)1 << 62, PROT_READ, &p), -ENOMEM,
+		       "mmkit_refpage_map", "mmap(2) of ");
+	EXPECT_FAILURE(mmkit_refpage_map(rp, page, PROT_EXEC, &p), -EINVAL, "mmkit_refpage_map",
+		       "prot 0x4");
+	mmkit_refpage_destroy(rp);
+	EXPECT_FAILURE(mmkit_secret_alloc(&p, SIZE_MAX, MMKIT_SECRET_QUIET), -ENOMEM,
+		       "mmkit_secret_alloc", "no mapping can be that large");
+	EXPECT_FAILURE(mmkit_secret_reserve(SIZE_MAX), -ENOMEM, "mmkit_secret_reserve",
+		       "no mapping can be that large");
+	errno = 4321;
+	expect_message("2^62 bytes", mmkit_secret_alloc(&p, (size_t)1 << 62, MMKIT_SECRET_QUIET),
+		       -ENOMEM, "mmkit_secret_alloc", NULL);
+	T_EQ(errno, 4321);
+	if (!strcmp(mmkit_last_error(), "mmkit_secret_alloc: Cannot allocate memory"))
+		T_FAIL("a secret of 2^62 bytes fails with strerror's words only");
+
+	EXPECT_FAILURE(mmkit_name(NULL, page, "x"), -ENOMEM, "mmkit_name",
+		       "is not mapped (its mapped parts are named)");
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	T_ASSERT(fd >= 0);
+	file = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+	T_ASSERT(file != MAP_FAILED);
+	close(fd);
+	EXPECT_FAILURE(mmkit_name(file, page, "x"), -EBADF, "mmkit_name", "is a file mapping");
+	munmap(file, page);
+	T_EQ(mmkit_secret_alloc(&p, page, MMKIT_SECRET_QUIET | MMKIT_SECRET_PAGES), 0);
+	T_EQ(mmkit_secret_stats(&st), 0);
+	if (!strcmp(st.backend, "memfd_secret"))
+		EXPECT_FAILURE(mmkit_name(p, page, "x"), -EBADF, "mmkit_name", "is a file mapping");
+	mmkit_secret_free(p);
+
+	anon = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(anon != MAP_FAILED);
+	EXPECT_FAILURE(mmkit_name_pages(anon, 10, "x"), -EINVAL, "mmkit_name_pages",
+		       "does not cover whole pages");
+	EXPECT_FAILURE(mmkit_name_pages(anon + 10, page, "x"), -EINVAL, "mmkit_name_pages",
+		       "does not cover whole pages");
+	EXPECT_FAILURE(mmkit_name_pages(anon, page, "x$"), -EINVAL, "mmkit_name_pages", "0x24");
+	T_EQ(mmkit_name_pages(anon + 1, 0, "x"), 0);
+	T_EQ(mmkit_name_pages(anon, 2 * page, "x"), 0);
+	T_EQ(mmkit_name(anon, 2 * page, NULL), 0);
+	munmap(anon, 2 * page);
+}
+
 static void test_success_and_stale_detail(void)
 {
 	const char *before, *after;
@@ -149,11 +217,11 @@ static void test_success_and_stale_detail(void)
 	T_ASSERT(strstr(after, "mmkit_name_valid: ") == after && strstr(after, "0x24"));
 	/* mmkit_name fails with the same errno: its message must not borrow the detail. */
 	T_EQ(mmkit_name_valid("y]"), -EINVAL);
-	EXPECT_FAILURE(mmkit_unlock(NULL, 0), -EINVAL, "mmkit_unlock", "Invalid argument");
+	EXPECT_FAILURE(mmkit_probe(NULL), -EINVAL, "mmkit_probe", "Invalid argument");
 	T_ASSERT(!strstr(mmkit_last_error(), "0x5d"));
 	/* A walk stopped by its callback is not a failure of the walk. */
 	T_EQ(mmkit_regions(0, stop_at_first, NULL), -ECANCELED);
-	T_ASSERT(!strcmp(mmkit_last_error(), "mmkit_unlock: Invalid argument"));
+	T_ASSERT(!strcmp(mmkit_last_error(), "mmkit_probe: Invalid argument"));
 }
 
 /* Over an RLIMIT_MEMLOCK of 64 KiB, unprivileged: both say the figures. */
@@ -201,7 +269,7 @@ static void *fail_unlock(void *arg)
 		return "mmkit_unlock(NULL, 0) did not fail";
 	pthread_barrier_wait(&barrier);
 	pthread_barrier_wait(&barrier);
-	return strcmp(mmkit_last_error(), "mmkit_unlock: Invalid argument") ?
+	return strcmp(mmkit_last_error(), "mmkit_unlock: length 0: the range holds no byte") ?
 	       "the thread saw another's message" : NULL;
 }
 
@@ -240,6 +308,7 @@ int main(void)
 	T_ASSERT(!strcmp(mmkit_last_error(), ""));
 	test_every_call();
 	test_reasons();
+	test_no_bare_strerror();
 	test_success_and_stale_detail();
 	test_limit_figures();
 	test_threads();

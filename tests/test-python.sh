@@ -49,10 +49,40 @@ if ! $pip install $tools 2>/dev/null; then
 		skip "no wheels of $(grep -v '^#' "$req" | tr '\n' ' ')in $wheels and no index to fetch them from: run tools/install-deps"
 	$pip install $tools || exit 1
 fi
-# The install under test.  The venv's setuptools builds (no isolated build
-# environment to fetch); pip builds in bindings/python/build, where
-# setuptools compiles again only when a source is newer than the extension.
-$pip install --no-index --no-build-isolation "$top/bindings/python" || exit 1
+# The install under test, from a read-only copy of the sources, as from a
+# checkout on a read-only filesystem: setup.py must write nothing into the
+# source tree (it once wrote build/ and src/mmkit.egg-info and failed).
+# The copy keeps the files' times and the objects stay in
+# MMKIT_PY_BUILD_DIR, so setuptools compiles again only what changed.
+# Root ignores file modes: as root the copy is a read-only bind mount in
+# a mount namespace of the install's own.  The venv's setuptools builds (no
+# isolated build environment to fetch).
+ro=$build/python-ro
+chmod -R u+w "$ro" 2>/dev/null
+rm -rf "$ro"
+mkdir -p "$ro" "$build/python-build" || exit 1
+(cd "$top" && tar --exclude=__pycache__ --exclude=build --exclude='*.egg-info' -cf - \
+	lib include kmod/refpage/refpage.h bindings/python) | tar -xf - -C "$ro" || exit 1
+chmod -R a-w "$ro"
+readonly_run() {	# command...: run it where $ro cannot be written
+	if [ "$(id -u)" -ne 0 ]; then
+		"$@"
+	elif unshare --mount true 2>/dev/null; then
+		unshare --mount sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"' \
+			"$ro" "$@"
+	else
+		echo "note: root without a mount namespace: the read-only copy is not enforced"
+		"$@"
+	fi
+}
+readonly_run env MMKIT_PY_BUILD_DIR="$build/python-build" $pip install --no-index \
+	--no-build-isolation "$ro/bindings/python" || { echo "FAIL: pip install from a read-only copy"; exit 1; }
+# Without MMKIT_PY_BUILD_DIR setup.py writes to a temporary directory of its own.
+(cd "$ro/bindings/python" && readonly_run "$venv/bin/python" setup.py -q egg_info) \
+	>"$build/python-egg-info.log" 2>&1 ||
+	{ cat "$build/python-egg-info.log"; echo "FAIL: setup.py egg_info in a read-only copy"; exit 1; }
+chmod -R u+w "$ro"
+rm -rf "$ro"
 
 cd "$top/bindings/python" || exit 1
 # pip builds from an sdist where it cannot build in place (python -m build

@@ -10,6 +10,28 @@
 // lib/SOURCES, one lib_NAME.c wrapper each, written by go generate): no
 // installed libmmkit is needed, only a C compiler.
 //
+// # Import path
+//
+// The module is the whole repository, mmkit.dev/mmkit; the package is in
+// its bindings/go directory, so the import path is
+// mmkit.dev/mmkit/bindings/go (mmkit.dev/mmkit alone is the module root,
+// which holds no Go package).  The package is named mmkit:
+//
+//	import mmkit "mmkit.dev/mmkit/bindings/go"
+//
+// Nothing is published under that path yet: point the module at a
+// checkout (bindings/go/README.md):
+//
+//	go mod edit -require=mmkit.dev/mmkit@v0.0.0 -replace=mmkit.dev/mmkit=/path/to/mmkit
+//
+// # Empty inputs and refusals
+//
+// The three bindings (Go, Rust, Python) give one answer per call: a Secret
+// of size 0 is empty (no memory, no C call; the C call refuses size 0); Name
+// of part of a page is syscall.EINVAL with the library's reason, of an
+// empty slice nothing; MemlockCheck says "does not fit" in Memlock.Fits,
+// not as an error; a negative size or length is syscall.EINVAL.
+//
 // # Errors
 //
 // A failed call returns an *Error carrying the C function, its errno and

@@ -3,6 +3,8 @@
 package mmkit
 
 /*
+#include <errno.h>
+#include <stdlib.h>
 #include "shim.h"
 */
 import "C"
@@ -24,6 +26,7 @@ type Memlock struct {
 	Locked uint64 // already locked by this process
 	Needed uint64 // what the request adds to the charge
 	Exempt bool   // CAP_IPC_LOCK: the limit does not apply
+	Fits   bool   // the request would succeed
 }
 
 func span(b []byte) (C.uintptr_t, C.size_t) {
@@ -60,17 +63,24 @@ func UnlockAll() error {
 	return checkResult("mmkit_unlockall", C.mmkit_go_unlockall())
 }
 
-// MemlockCheck tells what locking b would cost; the error is syscall.ENOMEM
-// when it would not fit (the figures are filled in either way).  An empty b
+// MemlockCheck tells what locking b would cost and whether it fits (Fits):
+// "does not fit" is an answer, not an error, as in the Rust and Python
+// bindings; the error is for a check that could not be made.  An empty b
 // gives the current state.
 func MemlockCheck(b []byte) (Memlock, error) {
 	var m C.struct_mmkit_memlock
 	addr, n := span(b)
-	err := checkResult("mmkit_memlock_check", C.mmkit_go_memlock_check(addr, n, &m))
+	r := C.mmkit_go_memlock_check(addr, n, &m)
+	if r.ret == -C.ENOMEM {
+		C.free(unsafe.Pointer(r.msg))
+	} else if err := checkResult("mmkit_memlock_check", r); err != nil {
+		return Memlock{}, err
+	}
 	return Memlock{
 		Limit:  uint64(m.limit),
 		Locked: uint64(m.locked),
 		Needed: uint64(m.needed),
 		Exempt: m.exempt != 0,
-	}, err
+		Fits:   r.ret == 0,
+	}, nil
 }

@@ -32,10 +32,11 @@ type RefPage struct {
 // NewRefPage makes a reference page of pattern, whose length is a power of
 // two from 1 to the page size.
 func NewRefPage(pattern []byte) (*RefPage, error) {
-	if len(pattern) == 0 {
-		return nil, invalid("mmkit_refpage_create", "an empty pattern")
+	var p unsafe.Pointer
+	if len(pattern) > 0 {
+		p = unsafe.Pointer(&pattern[0])
 	}
-	r := C.mmkit_go_refpage_create(unsafe.Pointer(&pattern[0]), C.size_t(len(pattern)), 0)
+	r := C.mmkit_go_refpage_create(p, C.size_t(len(pattern)), 0)
 	if err := check("mmkit_refpage_create", r.ret, r.msg); err != nil {
 		return nil, err
 	}
@@ -55,8 +56,8 @@ func (r *RefPage) Backend() string {
 // Map maps n bytes (whole pages underneath) that read as the pattern,
 // readable and writable.  The slice is valid until Unmap or Close.
 func (r *RefPage) Map(n int) ([]byte, error) {
-	if n <= 0 {
-		return nil, invalid("mmkit_refpage_map", fmt.Sprintf("length %d: must be at least 1", n))
+	if n < 0 {
+		return nil, invalid("mmkit_refpage_map", fmt.Sprintf("length %d is negative", n))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

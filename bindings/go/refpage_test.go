@@ -60,8 +60,14 @@ func TestRefPageBadArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Map(0); !errors.Is(err, syscall.EINVAL) {
-		t.Fatalf("Map(0): %v", err)
+	if _, err := r.Map(0); !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), "length 0") {
+		t.Fatalf("Map(0): %v, want EINVAL with the library's reason", err)
+	}
+	if _, err := r.Map(-1); !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), "length -1 is negative") {
+		t.Fatalf("Map(-1): %v", err)
+	}
+	if _, err := r.Map(1 << 62); !errors.Is(err, syscall.ENOMEM) || !strings.Contains(err.Error(), "mmap(2) of ") {
+		t.Fatalf("Map(1 << 62): %v, want ENOMEM with the library's reason", err)
 	}
 	if err := r.Unmap(make([]byte, 8)); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("Unmap of Go memory: %v", err)

@@ -59,8 +59,9 @@ type regionWalk struct {
 // fs.ErrPermission) when they are missing, syscall.ESRCH when there is no
 // such process.
 func Regions(pid int) ([]Region, error) {
-	if pid < 0 {
-		return nil, invalid("mmkit_regions", fmt.Sprintf("pid %d", pid))
+	// A negative pid is the library's to refuse; one pid_t cannot hold is not.
+	if pid != int(C.pid_t(pid)) {
+		return nil, invalid("mmkit_regions", fmt.Sprintf("pid %d is out of range", pid))
 	}
 	w := &regionWalk{}
 	h := cgo.NewHandle(w)

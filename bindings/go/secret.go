@@ -35,7 +35,9 @@ type Secret struct {
 	pages bool
 }
 
-// NewSecret allocates size zeroed bytes of secret memory.
+// NewSecret allocates size zeroed bytes of secret memory.  Size 0 gives
+// an empty Secret: it holds no memory, Bytes is empty, Freeze, Melt and
+// Seal have nothing to refuse.
 func NewSecret(size int) (*Secret, error) {
 	return newSecret(size, 0)
 }
@@ -47,9 +49,18 @@ func NewPageSecret(size int) (*Secret, error) {
 	return newSecret(size, C.MMKIT_SECRET_PAGES)
 }
 
+// emptySecret is where an empty Secret's Bytes points: no memory of the
+// allocator, which refuses size 0.
+var emptySecret byte
+
 func newSecret(size int, flags C.uint) (*Secret, error) {
-	if size <= 0 {
-		return nil, invalid("mmkit_secret_alloc", fmt.Sprintf("size %d: must be at least 1", size))
+	if size < 0 {
+		return nil, invalid("mmkit_secret_alloc", fmt.Sprintf("size %d is negative", size))
+	}
+	// An empty secret holds no memory and makes no C call, as in the Rust
+	// and Python bindings (memguard's NewBuffer(0) is empty too).
+	if size == 0 {
+		return &Secret{p: unsafe.Pointer(&emptySecret), pages: flags&C.MMKIT_SECRET_PAGES != 0}, nil
 	}
 	r := C.mmkit_go_secret_alloc(C.size_t(size), flags)
 	if err := check("mmkit_secret_alloc", r.ret, r.msg); err != nil {
@@ -109,6 +120,10 @@ func (s *Secret) Destroy() {
 	if s.p == nil {
 		return
 	}
+	if s.size == 0 {
+		s.p = nil
+		return
+	}
 	if s.pages {
 		C.mmkit_go_secret_protect(s.p, C.MMKIT_SECRET_READWRITE)
 	}
@@ -132,6 +147,9 @@ func (s *Secret) protect(access C.int) error {
 	defer s.mu.Unlock()
 	if s.p == nil {
 		return invalid("mmkit_secret_protect", "the secret was destroyed")
+	}
+	if s.size == 0 {
+		return nil
 	}
 	return checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(s.p, access))
 }

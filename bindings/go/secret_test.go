@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -82,11 +83,48 @@ func TestSecretDestroyWipes(t *testing.T) {
 }
 
 func TestSecretBadSize(t *testing.T) {
-	for _, size := range []int{0, -1} {
+	_, err := NewSecret(-1)
+	var e *Error
+	if !errors.As(err, &e) || e.Errno != syscall.EINVAL || err.Error() != "mmkit_secret_alloc: size -1 is negative" {
+		t.Fatalf("NewSecret(-1): %v, want an *Error with EINVAL: size -1 is negative", err)
+	}
+	for _, size := range []int{math.MaxInt, 1 << 62} {
 		_, err := NewSecret(size)
-		var e *Error
-		if !errors.As(err, &e) || e.Errno != syscall.EINVAL || !strings.Contains(err.Error(), "mmkit_secret_alloc") {
-			t.Fatalf("NewSecret(%d): %v, want an *Error with EINVAL naming mmkit_secret_alloc", size, err)
+		if !errors.Is(err, syscall.ENOMEM) || err.Error() == "mmkit_secret_alloc: cannot allocate memory" ||
+			err.Error() == "mmkit_secret_alloc: Cannot allocate memory" {
+			t.Fatalf("NewSecret(%d): %v, want ENOMEM with the library's reason", size, err)
+		}
+	}
+}
+
+// Size 0 is an empty secret in every binding: no memory, no C call.
+func TestSecretEmpty(t *testing.T) {
+	for _, alloc := range []func(int) (*Secret, error){NewSecret, NewPageSecret} {
+		before, err := SecretStatistics()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := alloc(0)
+		if err != nil {
+			t.Fatalf("an empty secret: %v", err)
+		}
+		after, _ := SecretStatistics()
+		if after.AllocsLive != before.AllocsLive || after.BytesLive != before.BytesLive {
+			t.Errorf("an empty secret allocated: %+v -> %+v", before, after)
+		}
+		if b := s.Bytes(); b == nil || len(b) != 0 || s.Size() != 0 || !s.IsAlive() {
+			t.Errorf("empty secret: Bytes %v, Size %d, IsAlive %v", b, s.Size(), s.IsAlive())
+		}
+		if err := s.Seal(); err != nil {
+			t.Errorf("Seal of an empty secret: %v", err)
+		}
+		if err := s.Melt(); err != nil {
+			t.Errorf("Melt of an empty secret: %v", err)
+		}
+		s.Destroy()
+		s.Destroy()
+		if s.IsAlive() || s.Bytes() != nil {
+			t.Error("a destroyed empty secret is alive")
 		}
 	}
 }

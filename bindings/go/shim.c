@@ -69,6 +69,11 @@ struct mmkit_go_result mmkit_go_name(uintptr_t addr, size_t len, const char *nam
 	return result(mmkit_name((void *)addr, len, name));
 }
 
+struct mmkit_go_result mmkit_go_name_pages(uintptr_t addr, size_t len, const char *name)
+{
+	return result(mmkit_name_pages((void *)addr, len, name));
+}
+
 static int region_fn(const struct mmkit_region *region, void *arg)
 {
 	return goRegion((struct mmkit_region *)region, *(uintptr_t *)arg);

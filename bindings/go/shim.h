@@ -36,6 +36,7 @@ struct mmkit_go_ptr mmkit_go_refpage_map(struct mmkit_refpage *rp, size_t len);
 struct mmkit_go_result mmkit_go_refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len);
 
 struct mmkit_go_result mmkit_go_name(uintptr_t addr, size_t len, const char *name);
+struct mmkit_go_result mmkit_go_name_pages(uintptr_t addr, size_t len, const char *name);
 /* Calls the Go function goRegion with each region and @handle (a cgo.Handle). */
 struct mmkit_go_result mmkit_go_regions(pid_t pid, uintptr_t handle);
 struct mmkit_go_result mmkit_go_probe(struct mmkit_features *f);

@@ -4,17 +4,32 @@ extension, so no system libmmkit is needed.
 
 The library's files are the ones lib/SOURCES lists, the list the Makefile
 builds from; csrc/lib and csrc/include are symlinks into the source tree,
-which an sdist stores as files (MANIFEST.in: graft csrc).  Paths stay inside
-this directory, so the objects land under build/.  One abi3 extension for
-CPython 3.11 and later: the limited API of 3.11 is the first with buffers.
+which an sdist stores as files (MANIFEST.in: graft csrc).  One abi3
+extension for CPython 3.11 and later: the limited API of 3.11 is the first
+with buffers.
+
+Nothing is written into the source tree, so that `pip install` works from a
+read-only checkout: the objects, the build tree and the egg-info go to a
+temporary directory removed when setup.py exits, or to MMKIT_PY_BUILD_DIR
+where the caller wants them kept (tests/test-python.sh, to compile again
+only what changed).  pip writes the wheel where it asks for it.
 """
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from setuptools import Extension, setup
 
 LIMITED_API = 0x030B0000
 SOURCES = Path("csrc/lib/SOURCES").read_text().split()
+
+BUILD_DIR = os.environ.get("MMKIT_PY_BUILD_DIR")
+if not BUILD_DIR:
+    BUILD_DIR = tempfile.mkdtemp(prefix="mmkit-python-build-")
+    atexit.register(shutil.rmtree, BUILD_DIR, ignore_errors=True)
 
 setup(
     ext_modules=[
@@ -35,5 +50,9 @@ setup(
             py_limited_api=True,
         )
     ],
-    options={"bdist_wheel": {"py_limited_api": "cp311"}},
+    options={
+        "bdist_wheel": {"py_limited_api": "cp311"},
+        "build": {"build_base": os.path.join(BUILD_DIR, "build")},
+        "egg_info": {"egg_base": BUILD_DIR},
+    },
 )

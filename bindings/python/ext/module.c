@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ext.h"
 
@@ -65,31 +64,19 @@ static int parse_name(PyObject *obj, const char **name)
 	return 0;
 }
 
+/* The library refuses part of a page (the kernel would name all of it) with its reason. */
 static PyObject *name_buffer(PyObject *module, PyObject *args)
 {
-	long page = sysconf(_SC_PAGESIZE);
 	PyObject *obj, *name_obj;
 	const char *name;
 	Py_buffer buf;
-	uintptr_t addr;
 	int ret;
 
 	(void)module;
 	if (!PyArg_ParseTuple(args, "OO:name", &obj, &name_obj) || parse_name(name_obj, &name) ||
 	    PyObject_GetBuffer(obj, &buf, PyBUF_SIMPLE))
 		return NULL;
-	addr = (uintptr_t)buf.buf;
-	/*
-	 * The kernel names the whole last page of a range: a buffer ending
-	 * inside a page would name memory that is not its own.
-	 */
-	if (addr % (uintptr_t)page || buf.len % page || buf.len == 0) {
-		PyBuffer_Release(&buf);
-		return mmkit_py_einval("mmkit.name: the buffer at %#lx, %zd bytes, does not cover "
-				       "whole pages (use name_range for part of a page)",
-				       (unsigned long)addr, buf.len);
-	}
-	ret = mmkit_name(buf.buf, (size_t)buf.len, name);
+	ret = mmkit_name_pages(buf.buf, (size_t)buf.len, name);
 	PyBuffer_Release(&buf);
 	if (ret < 0)
 		return mmkit_py_error(ret);
@@ -112,8 +99,22 @@ static PyObject *name_range(PyObject *module, PyObject *args)
 	if (!addr && PyErr_Occurred())
 		return NULL;
 	if (len < 0)
-		return mmkit_py_einval("mmkit.name_range: length %zd is negative", len);
+		return mmkit_py_einval("mmkit_name: length %zd is negative", len);
 	ret = mmkit_name(addr, (size_t)len, name);
+	if (ret < 0)
+		return mmkit_py_error(ret);
+	Py_RETURN_NONE;
+}
+
+static PyObject *name_valid(PyObject *module, PyObject *name_obj)
+{
+	const char *name;
+	int ret;
+
+	(void)module;
+	if (parse_name(name_obj, &name))
+		return NULL;
+	ret = mmkit_name_valid(name);
 	if (ret < 0)
 		return mmkit_py_error(ret);
 	Py_RETURN_NONE;
@@ -405,6 +406,7 @@ static PyObject *secret_stats(PyObject *module, PyObject *unused)
 static PyMethodDef functions[] = {
 	{ "name", name_buffer, METH_VARARGS, NULL },
 	{ "name_range", name_range, METH_VARARGS, NULL },
+	{ "name_valid", name_valid, METH_O, NULL },
 	{ "regions", regions, METH_VARARGS, NULL },
 	{ "probe", probe, METH_NOARGS, NULL },
 	{ "lock", lock, METH_VARARGS, NULL },

@@ -141,6 +141,111 @@ static Py_ssize_t map_length(RefMapObject *self)
 	return self->size;
 }
 
+/*
+ * m[i] and m[i:j:k], read and written as mmap.mmap does, with its
+ * exceptions: an int for an index (negative from the end, IndexError past
+ * it), bytes for a slice (any step), TypeError for other keys.
+ */
+static PyObject *map_subscript(RefMapObject *self, PyObject *key)
+{
+	const unsigned char *data = self->addr;
+	Py_ssize_t i, start, stop, step, n;
+	PyObject *out;
+	char *dst;
+
+	if (map_check_open(self))
+		return NULL;
+	if (PyIndex_Check(key)) {
+		i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+		if (i == -1 && PyErr_Occurred())
+			return NULL;
+		if (i < 0)
+			i += self->size;
+		if (i < 0 || i >= self->size) {
+			PyErr_SetString(PyExc_IndexError, "mmkit.RefMap index out of range");
+			return NULL;
+		}
+		return PyLong_FromLong(data[i]);
+	}
+	if (!PySlice_Check(key)) {
+		PyErr_SetString(PyExc_TypeError, "mmkit.RefMap indices must be integers or slices");
+		return NULL;
+	}
+	if (PySlice_Unpack(key, &start, &stop, &step) < 0)
+		return NULL;
+	n = PySlice_AdjustIndices(self->size, &start, &stop, step);
+	if (step == 1)
+		return PyBytes_FromStringAndSize((const char *)data + start, n);
+	out = PyBytes_FromStringAndSize(NULL, n);
+	if (!out)
+		return NULL;
+	dst = PyBytes_AsString(out);
+	for (i = 0; i < n; i++, start += step)
+		dst[i] = (char)data[start];
+	return out;
+}
+
+static int map_ass_subscript(RefMapObject *self, PyObject *key, PyObject *value)
+{
+	unsigned char *data = self->addr;
+	Py_ssize_t i, v, start, stop, step, n;
+	Py_buffer src;
+
+	if (map_check_open(self))
+		return -1;
+	if (!value) {
+		PyErr_SetString(PyExc_TypeError, "mmkit.RefMap does not support deletion");
+		return -1;
+	}
+	if (PyIndex_Check(key)) {
+		i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+		if (i == -1 && PyErr_Occurred())
+			return -1;
+		if (i < 0)
+			i += self->size;
+		if (i < 0 || i >= self->size) {
+			PyErr_SetString(PyExc_IndexError, "mmkit.RefMap index out of range");
+			return -1;
+		}
+		if (!PyIndex_Check(value)) {
+			PyErr_SetString(PyExc_TypeError, "mmkit.RefMap item value must be an int");
+			return -1;
+		}
+		v = PyNumber_AsSsize_t(value, PyExc_TypeError);
+		if (v == -1 && PyErr_Occurred())
+			return -1;
+		if (v < 0 || v > 255) {
+			PyErr_SetString(PyExc_ValueError, "mmkit.RefMap item value must be in range(0, 256)");
+			return -1;
+		}
+		data[i] = (unsigned char)v;
+		return 0;
+	}
+	if (!PySlice_Check(key)) {
+		PyErr_SetString(PyExc_TypeError, "mmkit.RefMap indices must be integers or slices");
+		return -1;
+	}
+	if (PySlice_Unpack(key, &start, &stop, &step) < 0)
+		return -1;
+	n = PySlice_AdjustIndices(self->size, &start, &stop, step);
+	if (PyObject_GetBuffer(value, &src, PyBUF_SIMPLE) < 0)
+		return -1;
+	if (src.len != n) {
+		PyErr_Format(PyExc_IndexError,
+			     "mmkit.RefMap slice assignment is wrong size: %zd bytes for %zd", src.len, n);
+		PyBuffer_Release(&src);
+		return -1;
+	}
+	/* memmove: the source may be a view of this very map. */
+	if (step == 1)
+		memmove(data + start, src.buf, (size_t)n);
+	else
+		for (i = 0; i < n; i++, start += step)
+			data[start] = ((const unsigned char *)src.buf)[i];
+	PyBuffer_Release(&src);
+	return 0;
+}
+
 static PyObject *map_repr(RefMapObject *self)
 {
 	if (!self->owner)
@@ -181,8 +286,11 @@ static PyGetSetDef map_getset[] = {
 
 PyDoc_STRVAR(map_doc,
 "A range of RefPage.map(size): a writable buffer like mmap.mmap whose pages\n"
-"read as the pattern until written.  close() raises BufferError while a view\n"
-"exists; any use after close() raises ValueError.");
+"read as the pattern until written.  len(m) is size; m[i] is an int and\n"
+"m[i:j:k] bytes, negative indices and steps as for mmap, and both can be\n"
+"assigned (an int in range(0, 256), bytes of the slice's length).  close()\n"
+"raises BufferError while a view exists; any use after close() raises\n"
+"ValueError.");
 
 static PyType_Slot map_slots[] = {
 	{ Py_tp_doc, (void *)map_doc },
@@ -193,6 +301,9 @@ static PyType_Slot map_slots[] = {
 	{ Py_bf_getbuffer, map_getbuffer },
 	{ Py_bf_releasebuffer, map_releasebuffer },
 	{ Py_sq_length, map_length },
+	{ Py_mp_length, map_length },
+	{ Py_mp_subscript, map_subscript },
+	{ Py_mp_ass_subscript, map_ass_subscript },
 	{ 0, NULL },
 };
 
@@ -260,7 +371,7 @@ static PyObject *refpage_map(RefPageObject *self, PyObject *arg)
 	if ((size == -1 && PyErr_Occurred()) || refpage_check_open(self))
 		return NULL;
 	if (size < 0)
-		return mmkit_py_einval("mmkit.RefPage.map: size %zd is negative", size);
+		return mmkit_py_einval("mmkit_refpage_map: length %zd is negative", size);
 	map = (RefMapObject *)alloc(map_type, 0);
 	if (!map)
 		return NULL;
@@ -349,7 +460,8 @@ static PyMethodDef refpage_methods[] = {
 
 static PyGetSetDef refpage_getset[] = {
 	{ "closed", (getter)refpage_get_closed, NULL, "True once close() has run.", NULL },
-	{ "backend", (getter)refpage_get_backend, NULL, "\"kmod\", \"memfd\" or \"uffd\".", NULL },
+	{ "backend", (getter)refpage_get_backend, NULL,
+	  "\"syscall\", \"kmod\", \"memfd\" or \"uffd\".", NULL },
 	{ "contract", (getter)refpage_get_contract, NULL,
 	  "The contract items this backend keeps: bit n for item n (mmkit_refpage(3)).", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
@@ -359,8 +471,9 @@ PyDoc_STRVAR(refpage_doc,
 "RefPage(pattern, *, backend=None)\n--\n\n"
 "A reference page (mmkit_refpage_create): memory mapped from it reads as\n"
 "pattern repeated until written.  pattern: bytes-like, its length a power of\n"
-"two up to the page size.  backend: \"kmod\", \"memfd\" or \"uffd\" forces one\n"
-"(OSError if it cannot work here), None lets the library choose.");
+"two up to the page size.  backend: \"syscall\" (refpage_create(2) of a\n"
+"kernel with the series), \"kmod\" (refpage.ko), \"memfd\" or \"uffd\" forces\n"
+"one (OSError if it cannot work here), None lets the library choose.");
 
 static PyType_Slot refpage_slots[] = {
 	{ Py_tp_doc, (void *)refpage_doc },
@@ -396,7 +509,8 @@ static PyObject *refpage_backend_available(PyObject *module, PyObject *arg)
 static PyMethodDef refpage_functions[] = {
 	{ "refpage_backend_available", refpage_backend_available, METH_O,
 	  "refpage_backend_available(backend)\n--\n\n(True, \"\") if the refpage backend "
-	  "\"kmod\", \"memfd\" or \"uffd\" can work in this process, else (False, why)." },
+	  "\"syscall\", \"kmod\", \"memfd\" or \"uffd\" can work in this process, else "
+	  "(False, why)." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -14,7 +14,7 @@
 
 typedef struct {
 	PyObject_HEAD
-	void *p;		/* NULL once closed */
+	void *p;		/* NULL once closed; empty_secret for size 0 */
 	Py_ssize_t size;
 	Py_ssize_t exports;	/* views alive */
 	int access;		/* MMKIT_SECRET_NOACCESS .. _READWRITE */
@@ -26,6 +26,13 @@ static const char *const access_names[] = {
 	[MMKIT_SECRET_READONLY] = "readonly",
 	[MMKIT_SECRET_READWRITE] = "readwrite",
 };
+
+/*
+ * Where a Secret of size 0 points: an empty secret holds no memory and
+ * makes no C call (mmkit_secret_alloc refuses size 0), as in the Rust and
+ * Go bindings.
+ */
+static char empty_secret[16] __attribute__((aligned(16)));
 
 static int check_open(SecretObject *self)
 {
@@ -50,7 +57,7 @@ static PyObject *secret_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 					 &size, &pages, &require))
 		return NULL;
 	if (size < 0)
-		return mmkit_py_einval("mmkit.Secret: size %zd is negative", size);
+		return mmkit_py_einval("mmkit_secret_alloc: size %zd is negative", size);
 	if (pages)
 		flags |= MMKIT_SECRET_PAGES;
 	if (require)
@@ -58,12 +65,12 @@ static PyObject *secret_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 	self = (SecretObject *)alloc(type, 0);
 	if (!self)
 		return NULL;
-	ret = mmkit_secret_alloc(&p, (size_t)size, flags);
+	ret = size ? mmkit_secret_alloc(&p, (size_t)size, flags) : 0;
 	if (ret < 0) {
 		Py_DECREF(self);
 		return mmkit_py_error(ret);
 	}
-	self->p = p;
+	self->p = size ? p : empty_secret;
 	self->size = size;
 	self->access = MMKIT_SECRET_READWRITE;
 	/* Bigger than the pool's largest: own pages, as if asked for. */
@@ -77,7 +84,8 @@ static void secret_dealloc(SecretObject *self)
 	freefunc tp_free = (freefunc)PyType_GetSlot(type, Py_tp_free);
 
 	/* No view can be alive: each holds a reference to the Secret. */
-	mmkit_secret_free(self->p);
+	if (self->size)
+		mmkit_secret_free(self->p);
 	tp_free(self);
 	Py_DECREF(type);
 }
@@ -113,7 +121,8 @@ static PyObject *secret_close(SecretObject *self, PyObject *unused)
 		return NULL;
 	}
 	/* Zeroes the memory before the allocator takes it back. */
-	mmkit_secret_free(self->p);
+	if (self->size)
+		mmkit_secret_free(self->p);
 	self->p = NULL;
 	Py_RETURN_NONE;
 }
@@ -157,7 +166,8 @@ static PyObject *secret_protect(SecretObject *self, PyObject *arg)
 			     access_names[access], self->exports);
 		return NULL;
 	}
-	ret = mmkit_secret_protect(self->p, access);
+	/* An empty secret has no byte to protect: nothing to refuse. */
+	ret = self->size ? mmkit_secret_protect(self->p, access) : 0;
 	if (ret < 0)
 		return mmkit_py_error(ret);
 	self->access = access;
@@ -244,9 +254,10 @@ PyDoc_STRVAR(secret_doc,
 "close().  A writable buffer: memoryview(secret), secret[...] through it,\n"
 "len(secret) == size.  pages=True puts it on pages of its own between guard\n"
 "pages, so protect() works; require_secretmem=True fails with OSError (ENOSYS)\n"
-"instead of using the mlock fallback.  close() raises BufferError while a view\n"
-"exists; any use after close() raises ValueError.  Its repr shows no contents,\n"
-"and it cannot be pickled or copied.");
+"instead of using the mlock fallback.  Size 0 is an empty secret: no memory,\n"
+"no C call (as in the Rust and Go bindings).  close() raises BufferError while\n"
+"a view exists; any use after close() raises ValueError.  Its repr shows no\n"
+"contents, and it cannot be pickled or copied.");
 
 static PyType_Slot secret_slots[] = {
 	{ Py_tp_doc, (void *)secret_doc },

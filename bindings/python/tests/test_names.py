@@ -5,6 +5,7 @@ import ctypes
 import errno
 import mmap
 import os
+import sys
 
 import pytest
 
@@ -51,11 +52,17 @@ def test_name_range_names_part_of_a_mapping() -> None:
 def test_a_buffer_not_covering_whole_pages_is_einval() -> None:
     m = mmap.mmap(-1, 2 * mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     with memoryview(m) as v:
-        for part in (v[1:mmap.PAGESIZE + 1], v[:mmap.PAGESIZE + 1], v[:0]):
+        for part in (v[1:mmap.PAGESIZE + 1], v[:mmap.PAGESIZE + 1], v[:10]):
             with pytest.raises(OSError) as e:
                 mmkit.name(part, "x")
-            assert e.value.errno == errno.EINVAL and "whole pages" in str(e.value.strerror)
+            assert e.value.errno == errno.EINVAL
+            assert str(e.value.strerror).startswith("mmkit_name_pages: ")
+            assert "does not cover whole pages" in str(e.value.strerror)
+            assert "name_range" in str(e.value.strerror)
             part.release()
+        # An empty buffer names nothing, as in Rust and Go.
+        with v[:0] as empty:
+            mmkit.name(empty, "x")
     with pytest.raises(OSError) as e:
         mmkit.name_range(address_of(m) + 1, 10, "x")
     assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith("mmkit_name")
@@ -67,7 +74,7 @@ def test_bad_names_are_einval_with_the_library_text(bad: str) -> None:
     m = mmap.mmap(-1, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     with pytest.raises(OSError) as e:
         mmkit.name(m, bad)
-    assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith("mmkit_name: ")
+    assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith("mmkit_name_pages: ")
     mmkit.name(m, "x" * (mmkit.NAME_MAX - 1))
     with pytest.raises(ValueError):
         mmkit.name(m, "nul\0inside")
@@ -104,3 +111,28 @@ def test_regions_of_this_process_in_order() -> None:
     assert rs and all(a.end <= b.start for a, b in zip(rs, rs[1:]))
     assert any(r.kind == "stack" and r.path == "[stack]" for r in rs)
     assert all(r.size == r.end - r.start and len(r.perms) == 4 for r in rs)
+
+
+def test_naming_a_hole_or_a_file_says_why() -> None:
+    with pytest.raises(OSError) as e:
+        mmkit.name_range(0, mmap.PAGESIZE, "x")
+    assert e.value.errno == errno.ENOMEM and "is not mapped" in str(e.value.strerror)
+    with open(sys.executable, "rb") as f:
+        m = mmap.mmap(f.fileno(), mmap.PAGESIZE, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+    with pytest.raises(OSError) as e:
+        mmkit.name(m, "x")
+    assert e.value.errno == errno.EBADF and "is a file mapping" in str(e.value.strerror)
+    m.close()
+    if mmkit.secret_stats().backend == "memfd_secret":
+        with mmkit.Secret(mmap.PAGESIZE, pages=True) as s:
+            with pytest.raises(OSError) as e:
+                mmkit.name(s, "x")
+            assert e.value.errno == errno.EBADF and "is a file mapping" in str(e.value.strerror)
+    with pytest.raises(OSError) as e:
+        mmkit.name_valid("no$dollar")
+    assert e.value.errno == errno.EINVAL and "0x24" in str(e.value.strerror)
+    mmkit.name_valid("fine name")
+    mmkit.name_valid(None)
+    with pytest.raises(OSError) as e:
+        mmkit.name_range(0, -1, "x")
+    assert e.value.strerror == "mmkit_name: length -1 is negative"

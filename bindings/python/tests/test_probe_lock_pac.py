@@ -27,6 +27,8 @@ def test_memlock_check() -> None:
     assert c.needed == 3 * mmap.PAGESIZE and c.fits == (c.exempt or c.limit is None
                                                          or c.locked + c.needed <= c.limit)
     assert mmkit.memlock_check_all(mmkit.LOCK_CURRENT).needed > 0
+    # An empty buffer costs nothing: the current state, as in Rust and Go.
+    assert mmkit.memlock_check(b"").needed == 0 and mmkit.memlock_check(b"").fits
     m.close()
 
 
@@ -59,6 +61,7 @@ def test_lock_errors() -> None:
     with pytest.raises(OSError) as e:
         mmkit.lock(b"", 0)
     assert e.value.errno == errno.EINVAL
+    assert e.value.strerror == "mmkit_lock: length 0: the range holds no byte"
     m.close()
 
 

@@ -82,6 +82,70 @@ def test_maps_outlive_a_dropped_refpage_reference() -> None:
     m.close()
 
 
+def test_refmap_indexes_and_slices_as_mmap_does() -> None:
+    size = 2 * mmap.PAGESIZE + 10
+    pattern = bytes(range(16))
+    with mmkit.RefPage(pattern) as rp, rp.map(size) as m:
+        ref = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        ref[:] = (pattern * (size // 16 + 1))[:size]
+        assert len(m) == len(ref) == size
+        for key in (0, 5, -1, -size, size - 1):
+            assert m[key] == ref[key] and isinstance(m[key], int)
+        for part in (slice(None), slice(3, 40), slice(-20, None), slice(None, None, 3),
+                     slice(None, None, -1), slice(100, 2, -7), slice(size + 5, size + 9),
+                     slice(40, 3)):
+            assert m[part] == ref[part] and isinstance(m[part], bytes)
+        for bad in (size, -size - 1, 1 << 70):
+            with pytest.raises(IndexError):
+                m[bad]
+        with pytest.raises(TypeError):
+            m["0"]  # type: ignore[call-overload]
+        m[0] = 0xFE
+        m[-1] = 7
+        ref[0], ref[-1] = 0xFE, 7
+        m[mmap.PAGESIZE:mmap.PAGESIZE + 3] = b"abc"
+        ref[mmap.PAGESIZE:mmap.PAGESIZE + 3] = b"abc"
+        m[1:30:4] = bytes(range(8))
+        ref[1:30:4] = bytes(range(8))
+        m[::-1000] = bytes(len(range(size - 1, -1, -1000)))
+        ref[::-1000] = bytes(len(range(size - 1, -1, -1000)))
+        m[20:24] = memoryview(m)[0:4]
+        ref[20:24] = ref[0:4]
+        assert m[:] == ref[:]
+        with pytest.raises(IndexError):
+            m[size] = 1
+        with pytest.raises(ValueError):
+            m[0] = 256
+        with pytest.raises(TypeError):
+            m[0] = b"a"  # type: ignore[call-overload]
+        with pytest.raises(IndexError):
+            m[0:3] = b"ab"
+        with pytest.raises(TypeError):
+            del m[0]  # type: ignore[attr-defined]
+        ref.close()
+    assert m.closed
+    for use in (lambda: m[0], lambda: m[0:1]):
+        with pytest.raises(ValueError):
+            use()
+    with pytest.raises(ValueError):
+        m[0] = 1
+
+
+def test_map_lengths_say_why() -> None:
+    with mmkit.RefPage(b"a") as rp:
+        for size, err, text in ((0, errno.EINVAL, "length 0"), (-1, errno.EINVAL, "length -1 is negative"),
+                                (1 << 62, errno.ENOMEM, "mmap(2) of ")):
+            with pytest.raises(OSError) as e:
+                rp.map(size)
+            assert e.value.errno == err and text in str(e.value.strerror)
+            assert str(e.value.strerror).startswith("mmkit_refpage_map: ")
+
+
+def test_help_names_every_backend() -> None:
+    for doc in (mmkit.RefPage.__doc__, mmkit.refpage_backend_available.__doc__):
+        assert doc is not None and all(f'"{b}"' in doc for b in BACKENDS)
+
+
 def test_refmap_cannot_be_made_directly() -> None:
     with pytest.raises(TypeError):
         mmkit.RefMap()

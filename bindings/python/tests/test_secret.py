@@ -26,13 +26,33 @@ def test_a_zeroed_writable_buffer_of_its_size(size: int) -> None:
             assert v[0] == (0xA5 ^ 0x5A if size == 1 else 0xA5)
 
 
-def test_bad_sizes_are_oserror_einval_with_the_library_text() -> None:
-    with pytest.raises(OSError) as e:
-        mmkit.Secret(0)
-    assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith("mmkit_secret_alloc:")
+def test_bad_sizes_are_oserror_with_the_library_text() -> None:
     with pytest.raises(OSError) as e:
         mmkit.Secret(-1)
     assert e.value.errno == errno.EINVAL
+    assert e.value.strerror == "mmkit_secret_alloc: size -1 is negative"
+    for size in (sys.maxsize, 1 << 62):
+        with pytest.raises(OSError) as e:
+            mmkit.Secret(size)
+        assert e.value.errno == errno.ENOMEM
+        assert str(e.value.strerror).startswith("mmkit_secret_alloc: ")
+        assert e.value.strerror != "mmkit_secret_alloc: Cannot allocate memory"
+
+
+@pytest.mark.parametrize("pages", [False, True])
+def test_size_0_is_an_empty_secret(pages: bool) -> None:
+    """As in Rust and Go: no memory, no C call, nothing to protect."""
+    before = mmkit.secret_stats()
+    with mmkit.Secret(0, pages=pages) as s:
+        after = mmkit.secret_stats()
+        assert (after.allocs_live, after.bytes_live) == (before.allocs_live, before.bytes_live)
+        assert len(s) == 0
+        with memoryview(s) as v:
+            assert v.nbytes == 0 and bytes(v) == b""
+        s.protect("noaccess")
+        assert s.access == "noaccess"
+        s.protect("readwrite")
+    assert s.closed
 
 
 def test_repr_shows_no_contents() -> None:

@@ -5,6 +5,7 @@
 - ``RefPage(pattern).map(size)``: memory that reads as a pattern until written.
 - ``name(buffer, name)``, ``name_range(address, length, name)``: named
   memory, also where the kernel lacks ``CONFIG_ANON_VMA_NAME``;
+  ``name_valid(name)``: whether the kernel would take a name, and why not;
   ``regions(pid)``: the mappings of a process with those names, in the
   shape of psutil's ``memory_maps(grouped=False)``.
 - ``probe()``: what works on this kernel and how.
@@ -78,6 +79,7 @@ __all__ = [
     "memlock_check_all",
     "name",
     "name_range",
+    "name_valid",
     "pac_get_enabled_keys",
     "pac_set_enabled_keys",
     "probe",
@@ -98,8 +100,10 @@ class Region(NamedTuple):
     ``CONFIG_ANON_VMA_NAME``: ``[anon:NAME]`` for registry names too), and
     the sizes in bytes.  ``pss`` and ``swap`` are None where the kernel
     does not give them.  ``kind``: "anon", "anon_named", "registry",
-    "file", "heap", "stack" or "special"; ``name``: the bare name as given
-    to ``name()``, the path of a file, "" for anonymous memory.
+    "file", "heap", "stack" or "special"; ``name`` by kind: the bare name
+    as given to ``name()`` for "anon_named" and "registry", the path for
+    "file", the kernel's bracketed word ("[heap]", "[vdso]") for "heap",
+    "stack" and "special", "" for "anon".
     """
 
     addr: str
@@ -191,12 +195,14 @@ def regions(pid: int = 0) -> list[Region]:
 
 
 def name(buffer: _Buffer, name: str | None) -> None:
-    """Name the pages of ``buffer`` (an mmap, RefMap, Secret on pages of
-    its own, ...) ``name``; None clears (mmkit_name).  The buffer must
-    start and end on page boundaries, or OSError EINVAL: the kernel names
-    whole pages, and the last page of a shorter buffer is not all its own.
-    A bad name (more than NAME_MAX - 1 characters, not printable ASCII, or
-    one of \\ ` $ [ ]) is OSError EINVAL too."""
+    """Name the pages of ``buffer`` (an mmap, a RefMap of whole pages, ...)
+    ``name``; None clears (mmkit_name_pages).  The buffer must start and
+    end on page boundaries, or OSError EINVAL saying so: the kernel names
+    whole pages, and the last page of a shorter buffer is not all its own
+    (``name_range`` names a range and its last page whole).  An empty
+    buffer names nothing.  A bad name (more than NAME_MAX - 1 characters,
+    not printable ASCII, or one of \\ ` $ [ ]) is OSError EINVAL too; a
+    file mapping (a file, a memfd_secret Secret) is OSError EBADF."""
     _mmkit.name(buffer, name)
 
 
@@ -205,6 +211,13 @@ def name_range(address: int, length: int, name: str | None) -> None:
     address page aligned, the last page named whole; for reservations
     and memory that no Python object exports."""
     _mmkit.name_range(address, length, name)
+
+
+def name_valid(name: str | None) -> None:
+    """None if the kernel would take ``name`` (None, which clears, too),
+    else OSError EINVAL saying which character or how long
+    (mmkit_name_valid), as Rust's ``name_valid``."""
+    _mmkit.name_valid(name)
 
 
 def probe() -> dict[str, Feature]:

@@ -242,6 +242,8 @@ extern "C" {
 
     /// Names `[addr, addr + len)`; `name` NULL clears.
     pub fn mmkit_name(addr: *mut c_void, len: usize, name: *const c_char) -> c_int;
+    /// `mmkit_name` of whole pages only: -EINVAL for part of a page, 0 for `len` 0.
+    pub fn mmkit_name_pages(addr: *mut c_void, len: usize, name: *const c_char) -> c_int;
     /// 0 if the kernel would accept `name`.
     pub fn mmkit_name_valid(name: *const c_char) -> c_int;
     /// Calls `f` for each mapping of process `pid` (0: this one).

@@ -89,10 +89,25 @@ impl fmt::Debug for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// An `io::Error` of the errno's kind whose inner error is this one:
+    /// it displays the library's message, and `get_ref()` downcasts to
+    /// [`Error`] for the errno, but its `raw_os_error()` is `None` (an
+    /// `io::Error` holds an OS error code or an inner error, never both).
+    /// The `From` conversion keeps the code instead.
+    pub fn into_io_error_with_message(self) -> io::Error {
+        io::Error::new(self.kind(), self)
+    }
+}
+
 impl From<Error> for io::Error {
-    /// An `io::Error` of the errno's kind, carrying the mmkit error (its
-    /// message) as the inner error.
+    /// `io::Error::from_raw_os_error(errno)`: `raw_os_error()` and `kind()`
+    /// are the errno's, as for any system call, so code that matches on
+    /// them works unchanged.  The library's message does not fit in it
+    /// (an `io::Error` is an OS error code or an inner error, never both):
+    /// where it matters, keep the [`Error`] (`?` into `Box<dyn Error>`
+    /// keeps it whole) or use [`Error::into_io_error_with_message`].
     fn from(e: Error) -> io::Error {
-        io::Error::new(e.kind(), e)
+        io::Error::from_raw_os_error(e.errno)
     }
 }

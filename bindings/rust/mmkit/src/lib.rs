@@ -45,13 +45,3 @@ fn limit(value: u64) -> Option<u64> {
         Some(value)
     }
 }
-
-extern "C" {
-    fn getpagesize() -> std::os::raw::c_int;
-}
-
-/// The page size.
-fn page_size() -> usize {
-    // SAFETY: getpagesize() takes nothing and cannot fail.
-    unsafe { getpagesize() as usize }
-}

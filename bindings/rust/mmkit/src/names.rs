@@ -13,31 +13,25 @@ fn c_name(op: &str, name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| Error::invalid(op, "name contains a NUL byte"))
 }
 
-/// Names the whole pages inside `range` (`mmkit_name`): `/proc/PID/maps`
-/// shows `[anon:NAME]` where the kernel has `CONFIG_ANON_VMA_NAME`, and
+/// Names the pages of `range` (`mmkit_name_pages`): `/proc/PID/maps` shows
+/// `[anon:NAME]` where the kernel has `CONFIG_ANON_VMA_NAME`, and
 /// [`regions`] and `mmkit maps` show the name from mmkit's registry
-/// elsewhere.  The memory must be anonymous (a file mapping gives
-/// `EBADF`); `EINVAL` if `range` holds no whole page or `name` is not one
-/// the kernel takes (see [`name_valid`]).  Only pages entirely inside
-/// `range` are named, so memory the slice does not cover keeps its name.
+/// elsewhere.  `range` must be whole pages (start and length multiples of
+/// the page size, such as a [`crate::RefMap`] of whole pages or an `mmap`):
+/// `EINVAL`, saying so, for part of a page, whose other bytes would be
+/// named too ([`name_raw`] names a range and its last page whole).  An
+/// empty `range` names nothing.  The memory must be anonymous (a file or a
+/// `memfd_secret` mapping gives `EBADF`); `EINVAL` if `name` is not one the
+/// kernel takes (see [`name_valid`]).  The same call as Go's `Name` and
+/// Python's `name`.
 pub fn name(range: &[u8], name: &str) -> Result<()> {
-    let page = crate::page_size();
-    let start = range.as_ptr() as usize;
-    let first = start.checked_add(page - 1).map(|a| a & !(page - 1));
-    let end = (start + range.len()) & !(page - 1);
-    match first {
-        Some(first) if first < end => {
-            let name = c_name("mmkit_name", name)?;
-            // SAFETY: [first, end) are whole pages of memory the caller
-            // can read (inside range); naming changes no byte of it.
-            check(unsafe { sys::mmkit_name(first as *mut c_void, end - first, name.as_ptr()) })?;
-            Ok(())
-        }
-        _ => Err(Error::invalid(
-            "mmkit_name",
-            "the range holds no whole page",
-        )),
-    }
+    let name = c_name("mmkit_name_pages", name)?;
+    // SAFETY: range is memory the caller can read; naming changes no byte
+    // of it, and the C call refuses part of a page.
+    check(unsafe {
+        sys::mmkit_name_pages(range.as_ptr() as *mut c_void, range.len(), name.as_ptr())
+    })?;
+    Ok(())
 }
 
 /// Names `[addr, addr + len)` or, with `None`, clears its name
@@ -101,9 +95,14 @@ pub struct Region {
     pub kind: RegionKind,
     /// `"rw-p"`, as in `/proc/PID/maps` (`s` last: shared).
     pub perms: String,
-    /// The name as given to [`name`] (no `[anon:...]`) for kernel and
-    /// registry names, the path of a file, `[heap]` and the like; `None`
-    /// for anonymous memory without a name.
+    /// What the mapping is called, by [`kind`](Region::kind): for
+    /// [`RegionKind::AnonNamed`] and [`RegionKind::Registry`] the name as
+    /// given to [`name`] (no `[anon:...]` around it); for
+    /// [`RegionKind::File`] the path (`"/usr/lib/libc.so.6"`, `" (deleted)"`
+    /// and all); for [`RegionKind::Heap`], [`RegionKind::Stack`] and
+    /// [`RegionKind::Special`] the kernel's bracketed word (`"[heap]"`,
+    /// `"[vdso]"`); `None` for [`RegionKind::Anon`], anonymous memory
+    /// without a name.
     pub name: Option<String>,
     /// Bytes mapped.
     pub size: u64,

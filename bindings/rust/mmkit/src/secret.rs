@@ -58,29 +58,48 @@ impl Access {
 }
 
 /// One allocation of libmmkit's secret allocator, freed (wiped first by
-/// the C side) on drop.
+/// the C side) on drop; or, for size 0, an empty secret that holds no
+/// memory and makes no C call (`mmkit_secret_alloc` refuses size 0).
 struct Secret {
     ptr: NonNull<u8>,
+    size: usize,
     access: Access,
 }
 
+/// The alignment of secret memory, for the address of an empty secret.
+#[repr(align(16))]
+struct Align16;
+
 impl Secret {
-    /// `size` zeroed bytes (at least one), 16-byte aligned; on their own
-    /// pages between guard pages when `pages`.
+    /// `size` zeroed bytes, 16-byte aligned; on their own pages between
+    /// guard pages when `pages`.
     fn alloc(size: usize, pages: bool) -> Result<Secret> {
+        if size == 0 {
+            return Ok(Secret {
+                ptr: NonNull::<Align16>::dangling().cast(),
+                size,
+                access: Access::ReadWrite,
+            });
+        }
         let flags = if pages { sys::MMKIT_SECRET_PAGES } else { 0 };
         let mut p: *mut sys::c_void = ptr::null_mut();
         // SAFETY: p is a valid out pointer; a size of at least 1 and known
         // flags are what the call takes.
-        check(unsafe { sys::mmkit_secret_alloc(&mut p, size.max(1), flags) })?;
+        check(unsafe { sys::mmkit_secret_alloc(&mut p, size, flags) })?;
         let ptr = NonNull::new(p as *mut u8).expect("mmkit_secret_alloc returned 0 and NULL");
         Ok(Secret {
             ptr,
+            size,
             access: Access::ReadWrite,
         })
     }
 
     fn protect(&mut self, access: Access) -> Result<()> {
+        // No byte to protect: the access is remembered, as for any secret.
+        if self.size == 0 {
+            self.access = access;
+            return Ok(());
+        }
         // SAFETY: ptr is a live allocation of the secret allocator; the call
         // refuses (EINVAL) one that is not on pages of its own.
         check(unsafe { sys::mmkit_secret_protect(self.ptr.as_ptr().cast(), access.to_c()) })?;
@@ -117,6 +136,9 @@ impl Secret {
 
 impl Drop for Secret {
     fn drop(&mut self) {
+        if self.size == 0 {
+            return;
+        }
         // SAFETY: ptr came from mmkit_secret_alloc and is freed once, here.
         // The C call zeroes the bytes (any access), checks the canaries and
         // aborts the process if they were overwritten.
@@ -196,10 +218,11 @@ impl<T: Zeroable> SecretBox<T> {
     /// The secret.  Panics if it is protected with [`Access::NoAccess`].
     pub fn expose_secret(&self) -> &T {
         self.secret.readable("expose_secret");
-        // SAFETY: ptr is a live allocation of size_of::<T>() bytes (at least
-        // 1), 16-byte aligned (align_of::<T>() <= 16 was checked), that
-        // started as zero bytes, a valid T (Zeroable), and is only written
-        // through &mut self; it is readable (checked above).
+        // SAFETY: ptr is a live allocation of size_of::<T>() bytes (or, for
+        // a zero-sized T, a non-null address), 16-byte aligned
+        // (align_of::<T>() <= 16 was checked), that started as zero bytes, a
+        // valid T (Zeroable), and is only written through &mut self; it is
+        // readable (checked above).
         unsafe { &*(self.secret.ptr.as_ptr() as *const T) }
     }
 
@@ -263,7 +286,9 @@ unsafe impl Sync for SecretSlice {}
 
 impl SecretSlice {
     /// `len` zeroed bytes of pooled secret memory (pages of its own
-    /// beyond `MMKIT_SECRET_POOL_MAX`, 2040 bytes).
+    /// beyond `MMKIT_SECRET_POOL_MAX`, 2040 bytes).  A `len` of 0 is an
+    /// empty secret, as in secrecy: it holds no memory and costs no C call
+    /// (the C allocator refuses size 0); every binding does the same.
     pub fn zeroed(len: usize) -> Result<Self> {
         Ok(SecretSlice {
             secret: Secret::alloc(len, false)?,
@@ -283,9 +308,9 @@ impl SecretSlice {
     /// The bytes.  Panics if protected with [`Access::NoAccess`].
     pub fn expose_secret(&self) -> &[u8] {
         self.secret.readable("expose_secret");
-        // SAFETY: ptr is a live allocation of at least len bytes (at least
-        // 1), initialised (zeroed by the allocator), only written through
-        // &mut self, and readable (checked above).
+        // SAFETY: ptr is a live allocation of len bytes (or, for len 0, a
+        // non-null, aligned address), initialised (zeroed by the allocator),
+        // only written through &mut self, and readable (checked above).
         unsafe { slice::from_raw_parts(self.secret.ptr.as_ptr(), self.len) }
     }
 
@@ -299,7 +324,8 @@ impl SecretSlice {
     }
 
     /// Changes the access of a slice made by [`SecretSlice::zeroed_pages`]
-    /// or longer than 2040 bytes; a pooled one gives `EINVAL`.
+    /// or longer than 2040 bytes; a pooled one gives `EINVAL`.  An empty
+    /// slice has no byte to protect: any access is `Ok`.
     pub fn protect(&mut self, access: Access) -> Result<()> {
         self.secret.protect(access)
     }

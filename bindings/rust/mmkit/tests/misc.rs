@@ -39,7 +39,11 @@ fn lock_and_check() {
     }
     let e = mmkit::lock(&buf[..0], LockFlags::empty()).unwrap_err();
     assert_eq!(e.errno(), 22);
-    assert_eq!(e.message(), "mmkit_lock: Invalid argument");
+    assert_eq!(e.message(), "mmkit_lock: length 0: the range holds no byte");
+    // An empty slice costs nothing: the current state, as in Go and Python.
+    let empty = mmkit::memlock_check(Some(&buf[..0])).unwrap();
+    assert_eq!(empty.needed, 0);
+    assert!(empty.fits);
     assert_eq!(
         mmkit::memlock_check_all(LockFlags::empty())
             .unwrap_err()
@@ -73,7 +77,12 @@ fn error_carries_errno_and_message() {
     assert_eq!(format!("{}", e), format!("{} (os error 22)", e.message()));
     let io: std::io::Error = e.clone().into();
     assert_eq!(io.kind(), std::io::ErrorKind::InvalidInput);
-    assert_eq!(io.to_string(), e.to_string());
+    assert_eq!(io.raw_os_error(), Some(22));
+    let shown = e.clone().into_io_error_with_message();
+    assert_eq!(shown.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(shown.to_string(), e.to_string());
+    let inner = shown.get_ref().unwrap().downcast_ref::<mmkit::Error>();
+    assert_eq!(inner.map(mmkit::Error::errno), Some(22));
     let dbg = format!("{:?}", e);
     assert!(dbg.contains("errno: 22") && dbg.contains("mmkit_name_valid"));
 }

@@ -3,10 +3,43 @@
 
 use mmkit::RegionKind;
 
+extern "C" {
+    fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+    fn munmap(addr: *mut u8, len: usize) -> i32;
+    fn open(path: *const u8, flags: i32) -> i32;
+    fn close(fd: i32) -> i32;
+}
+
+const PROT_READ: i32 = 1;
+const PROT_RW: i32 = 3;
+const MAP_PRIVATE: i32 = 0x02;
+const MAP_PRIVATE_ANON: i32 = 0x02 | 0x20;
+
+/// `len` bytes of fresh private anonymous memory, unmapped on drop.
+struct Mapping(&'static mut [u8]);
+
+impl Mapping {
+    fn new(len: usize) -> Mapping {
+        // SAFETY: a fresh private anonymous mapping, owned by the Mapping.
+        let p = unsafe { mmap(std::ptr::null_mut(), len, PROT_RW, MAP_PRIVATE_ANON, -1, 0) };
+        assert_ne!(p as isize, -1);
+        // SAFETY: p is len bytes mapped read-write, unmapped only on drop.
+        Mapping(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in new, no longer borrowed.
+        unsafe { munmap(self.0.as_mut_ptr(), self.0.len()) };
+    }
+}
+
 #[test]
 fn names_seen_by_regions() {
-    let arena = vec![0u8; 1 << 20];
-    mmkit::name(&arena, "mmkit-rust-arena").unwrap();
+    let mapping = Mapping::new(1 << 20);
+    let arena = &*mapping.0;
+    mmkit::name(arena, "mmkit-rust-arena").unwrap();
     let start = arena.as_ptr() as usize;
     let regions = mmkit::regions(0).unwrap();
     let named: Vec<_> = regions
@@ -24,17 +57,11 @@ fn names_seen_by_regions() {
         assert!(r.pss.is_some() && r.swap.is_some());
         assert_eq!(r.perms.len(), 4);
     }
-    // The whole pages inside the vector are named: all but at most two.
     let covered: usize = named.iter().map(|r| r.end - r.start).sum();
-    assert!(
-        covered + 2 * 4096 >= arena.len(),
-        "{} of {} bytes named",
-        covered,
-        arena.len()
-    );
+    assert_eq!(covered, arena.len());
 
     let first = named.iter().map(|r| r.start).min().unwrap();
-    // SAFETY: these pages belong to the vector above, which lives on.
+    // SAFETY: these pages belong to the mapping above, which lives on.
     unsafe { mmkit::name_raw(first as *const u8, covered, None) }.unwrap();
     let after = mmkit::regions(0).unwrap();
     assert!(!after
@@ -73,7 +100,7 @@ fn bad_names_and_ranges() {
     assert!(e.message().contains("NUL"), "{}", e);
     let small = [0u8; 16];
     let e = mmkit::name(&small, "x").unwrap_err();
-    assert!(e.message().contains("no whole page"), "{}", e);
+    assert!(e.message().contains("does not cover whole pages"), "{}", e);
     // SAFETY: an unaligned address: refused before anything is named.
     let e = unsafe { mmkit::name_raw(1 as *const u8, 4096, Some("x")) }.unwrap_err();
     assert!(e.message().contains("not page aligned"), "{}", e);
@@ -81,4 +108,42 @@ fn bad_names_and_ranges() {
     assert_eq!(e.errno(), 3);
     assert!(e.message().starts_with("mmkit_regions: "), "{}", e);
     assert_eq!(mmkit::regions(u32::MAX).unwrap_err().errno(), 22);
+}
+
+/// Part of a page is refused (Go named the whole page), an empty slice
+/// names nothing, and the library says why naming fails.
+#[test]
+fn name_whole_pages_only_with_reasons() {
+    let mapping = Mapping::new(2 * 4096);
+    let pages = &*mapping.0;
+    let e = mmkit::name(&pages[..10], "part").unwrap_err();
+    assert_eq!(e.errno(), 22);
+    assert!(e.message().starts_with("mmkit_name_pages: "), "{}", e);
+    assert!(e.message().contains("does not cover whole pages"), "{}", e);
+    assert!(e.message().contains("name_raw"), "{}", e);
+    let e = mmkit::name(&pages[1..4097], "part").unwrap_err();
+    assert!(e.message().contains("does not cover whole pages"), "{}", e);
+    mmkit::name(&pages[..0], "nothing").unwrap();
+    mmkit::name(&pages[5..5], "nothing").unwrap();
+    mmkit::name(pages, "mmkit-rust-whole").unwrap();
+
+    // SAFETY: address 0 is never mapped; the call only looks.
+    let e = unsafe { mmkit::name_raw(std::ptr::null(), 4096, Some("x")) }.unwrap_err();
+    assert_eq!(e.errno(), 12);
+    assert!(e.message().contains("is not mapped"), "{}", e);
+
+    // SAFETY: a read-only private mapping of this test's own binary.
+    let file = unsafe {
+        let fd = open(b"/proc/self/exe\0".as_ptr(), 0);
+        assert!(fd >= 0);
+        let p = mmap(std::ptr::null_mut(), 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        assert_ne!(p as isize, -1);
+        std::slice::from_raw_parts(p, 4096)
+    };
+    let e = mmkit::name(file, "x").unwrap_err();
+    assert_eq!(e.errno(), 9);
+    assert!(e.message().contains("is a file mapping"), "{}", e);
+    // SAFETY: the mapping made above, not used after.
+    unsafe { munmap(file.as_ptr() as *mut u8, 4096) };
 }

@@ -65,7 +65,19 @@ fn bad_pattern_is_einval() {
     assert_eq!(err.errno(), 22);
     assert!(err.message().contains("pattern size 3"), "{}", err);
     let page = RefPage::new(b"a").unwrap();
-    assert_eq!(page.map(0).unwrap_err().errno(), 22);
+    let err = page.map(0).unwrap_err();
+    assert_eq!(err.errno(), 22);
+    assert!(err.message().contains("length 0"), "{}", err);
+    let err = page.map(usize::MAX).unwrap_err();
+    assert_eq!(err.errno(), 22);
+    assert!(
+        err.message().contains("exceeds the address space"),
+        "{}",
+        err
+    );
+    let err = page.map(1 << 62).unwrap_err();
+    assert_eq!(err.errno(), 12);
+    assert!(err.message().contains("mmap(2) of "), "{}", err);
 }
 
 extern "C" {

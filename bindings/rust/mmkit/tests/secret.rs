@@ -25,6 +25,38 @@ fn zeroed_exposed_written() {
     assert_eq!(empty.expose_secret(), &[] as &[u8]);
 }
 
+/// Size 0 is an empty secret in every binding: no memory, no C call, so
+/// not one of the allocator's pointers; protect has nothing to refuse.
+#[test]
+fn empty_secrets_hold_no_memory() {
+    for mut empty in [
+        SecretSlice::zeroed(0).unwrap(),
+        SecretSlice::zeroed_pages(0).unwrap(),
+    ] {
+        let mut size = 7;
+        // SAFETY: mmkit_secret_size only looks the pointer up.
+        let rc = unsafe { mmkit::sys::mmkit_secret_size(empty.as_ptr().cast(), &mut size) };
+        assert_eq!(rc, -2, "an empty secret is an allocation of {} bytes", size);
+        assert_eq!(empty.as_ptr() as usize % 16, 0);
+        empty.protect(Access::NoAccess).unwrap();
+        assert_eq!(empty.access(), Access::NoAccess);
+        empty.protect(Access::ReadWrite).unwrap();
+        assert!(empty.expose_secret_mut().is_empty());
+    }
+    let unit = SecretBox::<[u64; 0]>::zeroed().unwrap();
+    assert_eq!(unit.expose_secret(), &[] as &[u64]);
+}
+
+/// A size no memory can hold says why, not only strerror's words.
+#[test]
+fn huge_secret_says_why() {
+    for size in [usize::MAX, 1 << 62] {
+        let e = SecretSlice::zeroed(size).unwrap_err();
+        assert_eq!(e.errno(), 12);
+        assert_ne!(e.message(), "mmkit_secret_alloc: Cannot allocate memory");
+    }
+}
+
 #[test]
 fn debug_prints_no_contents() {
     let mut key = SecretBox::<[u8; 4]>::zeroed().unwrap();
