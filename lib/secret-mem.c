@@ -214,6 +214,36 @@ static void note_failure(size_t len, int err)
 	mmkit__error_detail(err, "%s", S.last_error);
 }
 
+/*
+ * Secret pages are never swapped (memfd_secret pages cannot be, the
+ * fallback's are locked), so a secret can never have more pages than the
+ * machine has physical memory, nor, where RLIMIT_MEMLOCK applies (no
+ * CAP_IPC_LOCK), more than its soft limit: such a size is refused before
+ * anything is mapped.  Without this, a process exempt from the limit got a
+ * mapping of any size that the first wipe or use of its pages would take
+ * the machine's memory with.
+ */
+int secret__backable(size_t len)
+{
+	unsigned long long phys = sys_phys_bytes();
+	struct mmkit_memlock m;
+
+	if (!mmkit_memlock_check(NULL, 0, &m) && !m.exempt && m.limit != MMKIT_MEMLOCK_UNLIMITED &&
+	    len > m.limit)
+		snprintf(S.last_error, sizeof(S.last_error),
+			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK)",
+			 len / 1024, m.limit / 1024);
+	else if (phys && len > phys)
+		snprintf(S.last_error, sizeof(S.last_error),
+			 "a secret of %zu MiB can never be backed: the machine has %llu MiB of physical memory, and secret pages are never swapped",
+			 len >> 20, phys >> 20);
+	else
+		return 0;
+	S.enomem++;
+	mmkit__error_detail(-ENOMEM, "%s", S.last_error);
+	return -ENOMEM;
+}
+
 /* One try at mapping secret pages over [addr, addr + len), with the backend. */
 static int map_once(void *addr, size_t len)
 {

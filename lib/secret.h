@@ -36,7 +36,10 @@ enum secret_backend { BACKEND_SECRETMEM, BACKEND_MLOCK, BACKEND_NONE };
  * limit (secret__pool_trim), down to what mmkit_secret_reserve() asked for.
  */
 #define CACHE_KEEP_BYTES	((size_t)16 << 20)
-/* Freed spans kept for reuse: at most this many, of at most this many pages. */
+/*
+ * Freed spans kept for reuse, PROT_NONE until reused, the oldest first: at
+ * most this many, of at most this many pages.
+ */
 #define SPAN_CACHE_MAX		32
 #define SPAN_CACHE_PAGES	64
 
@@ -127,7 +130,9 @@ struct span {
 	size_t size;
 	int access;
 	int dead;			/* the parent's, in a fork child */
-	struct span *next;		/* in the cache */
+	/* On memfd_secret: the kernel zeroes its pages when the mapping goes. */
+	int kernel_wipes;
+	struct span *next;		/* in the cache, oldest first */
 };
 
 struct secret_state {
@@ -207,6 +212,12 @@ int secret__map(void *addr, size_t *len, size_t least, secret_reclaim_fn *reclai
  * for every chunk), or if no limit applies.
  */
 int secret__lock_roomy(size_t len);
+/*
+ * 0 if @len bytes of secret pages could ever be backed; else -ENOMEM, the
+ * reason (RLIMIT_MEMLOCK or physical memory) in S.last_error and the
+ * thread's error.
+ */
+int secret__backable(size_t len);
 /* Unmaps secret pages mapped by secret__map(), putting the guard back. */
 int secret__release(void *addr, size_t len);
 /* Turns [addr, addr + len) back into a guard reservation, atomically. */
