@@ -105,28 +105,29 @@ static void span_destroy(struct span *sp)
 	free(sp);
 }
 
-/* The oldest cached span of @pages pages, made accessible again; 0 if none. */
+/*
+ * The oldest cached span of @pages pages, made accessible again, or NULL;
+ * if it cannot be, it stays cached.
+ */
 static int span_cache_take(size_t pages, struct span **out)
 {
 	struct span **link;
 	int ret;
 
+	*out = NULL;
 	for (link = &S.span_cache; *link; link = &(*link)->next)
 		if ((*link)->pages == pages) {
 			struct span *sp = *link;
 
+			ret = sys_mprotect(sp->base + S.page, pages * S.page, PROT_READ | PROT_WRITE);
+			if (ret)
+				return ret;
 			*link = sp->next;
 			S.nspan_cache--;
 			S.span_cache_pages -= pages;
-			ret = sys_mprotect(sp->base + S.page, pages * S.page, PROT_READ | PROT_WRITE);
-			if (ret) {
-				span_destroy(sp);
-				return ret;
-			}
 			*out = sp;
 			return 0;
 		}
-	*out = NULL;
 	return 0;
 }
 
@@ -161,13 +162,19 @@ static int page_zero(const char *at)
  * memfd_secret, a TLB flush of every CPU each): wiping a whole 1 GiB
  * secret with one byte written took 6 s and 1 GiB of memory.  A page only
  * read (the fallback maps the shared zero page) is left unwritten.  Should
- * mincore fail, every page is wiped.
+ * mincore fail, every page is wiped.  A one-page span is wiped without
+ * asking: its secret or its canary was written there, and the call would
+ * double the cost of freeing it.
  */
 static void span_wipe(char *data, size_t pages)
 {
 	unsigned char vec[4096];
 	size_t done, n, i;
 
+	if (pages == 1) {
+		explicit_bzero(data, S.page);
+		return;
+	}
 	for (done = 0; done < pages; done += n) {
 		char *at = data + done * S.page;
 
@@ -271,12 +278,13 @@ void secret__span_free(struct span *sp)
 	S.bytes_live -= sp->size;
 	if (S.nspan_cache < SPAN_CACHE_MAX && sp->pages <= SPAN_CACHE_PAGES) {
 		span_wipe(data, sp->pages);
-		/* Cached, the pages fault until reused; if they cannot be made to, they go. */
-		if (!sys_mprotect(data, sp->pages * S.page, PROT_NONE)) {
-			sp->access = MMKIT_SECRET_NOACCESS;
-			span_cache_add(sp);
-			return;
-		}
+		/*
+		 * Cached, the pages fault until reused; should mprotect fail
+		 * (ENOMEM), they stay wiped and accessible: a free cannot fail.
+		 */
+		sys_mprotect(data, sp->pages * S.page, PROT_NONE);
+		span_cache_add(sp);
+		return;
 	} else if (!sp->kernel_wipes) {
 		/* Unmapped anonymous pages go back to the kernel as they are. */
 		span_wipe(data, sp->pages);

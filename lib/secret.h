@@ -97,6 +97,7 @@ struct class {
 	struct chunk *avail;		/* chunks with a free slot */
 	unsigned int empty;		/* of those, chunks with every slot free */
 	unsigned int cache_max;		/* slots a thread's cache holds at most */
+	unsigned int quarantine;	/* freed slots it holds back from reuse */
 };
 
 /* A slot held by a thread's cache, with its canary pattern (secret-mem.c). */
@@ -107,6 +108,15 @@ struct cached_slot {
 };
 
 #define CACHE_MAX	32
+/*
+ * The slots a thread freed last of a size class, up to this many, are not
+ * handed out again while others can be: a stale pointer to a freed secret
+ * reads zeros rather than the next secret.  A thread's slots of a class
+ * are a ring of CACHE_RING, the oldest first: fresh slots go in at the
+ * front, freed ones at the back, and allocation takes from the front.
+ */
+#define QUARANTINE	16
+#define CACHE_RING	64
 /* The size recorded for a slot freed since its chunk was carved. */
 #define SLOT_FREED	0x8000
 
@@ -119,8 +129,9 @@ struct thread_cache {
 	 */
 	unsigned long long allocs, bytes;
 	struct chunk *chunk[NCLASSES];		/* per class, the chunk it owns and refills from */
+	unsigned int head[NCLASSES];		/* the oldest slot's place in the ring, wrapping */
 	unsigned int n[NCLASSES];
-	struct cached_slot slot[NCLASSES][CACHE_MAX];
+	struct cached_slot slot[NCLASSES][CACHE_RING];
 };
 
 struct span {
@@ -253,11 +264,13 @@ struct chunk *secret__chunk_of(const void *p);
 unsigned int secret__slot_check(const struct chunk *c, const char *p, size_t *size);
 void secret__pool_free(struct chunk *c, char *p);
 /*
- * Moves up to @room free slots of class @k, near each other, into @out,
- * from the chunk the cache owns through *@mine (claiming one if need be).
+ * Moves up to @room free slots of class @k, near each other, lowest
+ * first, into @out, from the chunk the cache owns through *@mine
+ * (claiming one if need be).  Without @may_map, -EAGAIN rather than map a
+ * new chunk.
  */
 int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *out,
-		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim);
+		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim, int may_map);
 /* A cache's chunks, owned through @mine[NCLASSES], go back to being anyone's. */
 void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */
