@@ -17,7 +17,8 @@
  *
  * The guarantees stay where they were: a slot is checked (canary, double
  * free, bad pointer) and wiped when freed, before it is cached; a cached
- * slot is marked freed, so freeing it again is still a double free.  A
+ * slot is marked freed, so freeing it again is still a double free, and
+ * still all zero when handed out again, or a stale pointer wrote it.  A
  * freed slot is not handed out again at once: the last S.cls[k].quarantine
  * a thread freed of a class wait at the back of its ring (secret.h) while
  * the chunks have others, so that a stale pointer reads zeros, not the
@@ -188,6 +189,7 @@ int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclai
 	tc->head[k]++;
 	tc->n[k]--;
 	slot = s->chunk->data + (size_t)s->idx * s->chunk->slot;
+	secret__slot_unused(slot, s->chunk->slot);
 	s->chunk->sizes[s->idx] = (uint16_t)size;
 	secret__pattern_fill((unsigned char *)slot + size, s->chunk->slot - size, s->canary);
 	relaxed_add(&tc->allocs, 1);

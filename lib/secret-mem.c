@@ -425,3 +425,15 @@ void secret__corrupt(const void *where, const char *what)
 	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
 	abort();
 }
+
+void secret__stale(const void *slot)
+{
+	char msg[256];
+	int n;
+
+	n = snprintf(msg, sizeof(msg),
+		     "mmkit: secret memory: the freed secret at %p was written after its free (a stale pointer); aborting\n",
+		     slot);
+	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
+	abort();
+}

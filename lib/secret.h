@@ -245,6 +245,26 @@ int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat);
 void __attribute__((noreturn)) secret__die(const void *p, const char *what);
 /* Reports bookkeeping found damaged (a stray write of the application) and aborts. */
 void __attribute__((noreturn)) secret__corrupt(const void *where, const char *what);
+/* Reports a write into the freed slot at @slot and aborts. */
+void __attribute__((noreturn)) secret__stale(const void *slot);
+/*
+ * Aborts, saying so, unless the @len bytes of the slot at @slot, about to
+ * be handed out, are all zero, as free left them: a stale pointer wrote
+ * them since (a use after free), which would leak into the next secret.
+ */
+static inline void secret__slot_unused(const char *slot, size_t len)
+{
+	typedef uint64_t __attribute__((may_alias)) word;
+	const word *w = (const word *)slot;
+	uint64_t any = 0;
+	size_t i;
+
+	/* Slots are 16-byte multiples and aligned: whole words, inline. */
+	for (i = 0; i < len / sizeof(*w); i++)
+		any |= w[i];
+	if (__builtin_expect(any != 0, 0))
+		secret__stale(slot);
+}
 
 /* secret-pool.c */
 /* Computes the size classes' tables; S.page must be set. */

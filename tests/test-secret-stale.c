@@ -8,7 +8,9 @@
  *     16 allocations of its size class in the thread (8 of 2 KiB) get
  *     other slots, so a stale pointer reads zeros, not the next secret;
  *     when the chunks have no other slot, the quarantine gives way (the
- *     allocation does not fail), under a one-page RLIMIT_MEMLOCK budget.
+ *     allocation does not fail), under a one-page RLIMIT_MEMLOCK budget;
+ *   - a write through a stale pointer to a slot is found when the slot is
+ *     handed out again (it must be all zero): the allocation aborts.
  * What cannot fault: a pooled slot lies among live ones on the same page.
  */
 #include <stdint.h>
@@ -111,6 +113,32 @@ static void pooled_secrets(void)
 	}
 }
 
+/* Writes through a stale pointer, then allocates until its slot comes back. */
+static void write_freed_slot(void *arg)
+{
+	unsigned char *p = secret(32, 0), *q;
+	int i;
+
+	(void)arg;
+	mmkit_secret_free(p);
+	p[5] = 1;
+	for (i = 0; i < 100000; i++) {
+		q = secret(32, 0);
+		if (q == p)
+			T_FAIL("the slot written after its free was handed out again");
+	}
+}
+
+static void stale_write(void)
+{
+	int status;
+
+	T_CASE("a write into a freed slot aborts when the slot is handed out again");
+	status = t_in_child(write_freed_slot, NULL);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		T_FAIL("a stale write went unnoticed (status %#x)", status);
+}
+
 /*
  * Under a limit with room for one page of 32-byte secrets, freeing and
  * allocating one again never fails: the quarantine gives way.
@@ -148,6 +176,7 @@ static void suite(void)
 {
 	page_secrets();
 	pooled_secrets();
+	stale_write();
 	if (t_is_root()) {
 		T_CASE("at the lock limit, a freed slot is reused rather than fail");
 		T_CHILD_OK(t_in_child(tight, NULL));
