@@ -189,7 +189,7 @@ int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclai
 	tc->head[k]++;
 	tc->n[k]--;
 	slot = s->chunk->data + (size_t)s->idx * s->chunk->slot;
-	secret__slot_unused(slot, s->chunk->slot);
+	secret__slot_unused(slot, size);
 	s->chunk->sizes[s->idx] = (uint16_t)size;
 	secret__pattern_fill((unsigned char *)slot + size, s->chunk->slot - size, s->canary);
 	relaxed_add(&tc->allocs, 1);

@@ -248,19 +248,20 @@ void __attribute__((noreturn)) secret__corrupt(const void *where, const char *wh
 /* Reports a write into the freed slot at @slot and aborts. */
 void __attribute__((noreturn)) secret__stale(const void *slot);
 /*
- * Aborts, saying so, unless the @len bytes of the slot at @slot, about to
- * be handed out, are all zero, as free left them: a stale pointer wrote
- * them since (a use after free), which would leak into the next secret.
+ * Aborts, saying so, unless the slot at @slot, about to be handed out for
+ * @size bytes, is all zero there, as free left it: a stale pointer wrote
+ * it since (a use after free), which would leak into the next secret.
+ * The canary written after the secret covers the rest.
  */
-static inline void secret__slot_unused(const char *slot, size_t len)
+static inline void secret__slot_unused(const char *slot, size_t size)
 {
 	typedef uint64_t __attribute__((may_alias)) word;
 	const word *w = (const word *)slot;
 	uint64_t any = 0;
 	size_t i;
 
-	/* Slots are 16-byte multiples and aligned: whole words, inline. */
-	for (i = 0; i < len / sizeof(*w); i++)
+	/* Slots are aligned, with 8 canary bytes at least: whole words, inline. */
+	for (i = 0; i < (size + sizeof(*w) - 1) / sizeof(*w); i++)
 		any |= w[i];
 	if (__builtin_expect(any != 0, 0))
 		secret__stale(slot);
