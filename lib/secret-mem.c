@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <linux/capability.h>
 
 #include "secret.h"
 
@@ -226,13 +227,14 @@ static void note_failure(size_t len, int err)
 int secret__backable(size_t len)
 {
 	unsigned long long phys = sys_phys_bytes();
-	struct mmkit_memlock m;
+	struct rlimit rl;
 
-	if (!mmkit_memlock_check(NULL, 0, &m) && !m.exempt && m.limit != MMKIT_MEMLOCK_UNLIMITED &&
-	    len > m.limit)
+	/* The capability as it is now (it may have been dropped); no /proc read per span. */
+	if (!sys_getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY && len > rl.rlim_cur &&
+	    sys_has_capability(CAP_IPC_LOCK) != 1)
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK)",
-			 len / 1024, m.limit / 1024);
+			 len / 1024, (unsigned long long)rl.rlim_cur / 1024);
 	else if (phys && len > phys)
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "a secret of %zu MiB can never be backed: the machine has %llu MiB of physical memory, and secret pages are never swapped",
