@@ -146,7 +146,8 @@ static void span_cache_add(struct span *sp)
 
 static int page_zero(const char *at)
 {
-	const uint64_t *w = (const uint64_t *)at;
+	typedef uint64_t __attribute__((may_alias)) word;
+	const word *w = (const word *)at;
 	uint64_t any = 0;
 	size_t i;
 
@@ -160,7 +161,7 @@ static int page_zero(const char *at)
  * (mincore(2)), and of those the ones not all zero already.  A page never
  * touched has nothing to wipe, and writing it would fault it in (with
  * memfd_secret, a TLB flush of every CPU each): wiping a whole 1 GiB
- * secret with one byte written took 6 s and 1 GiB of memory.  A page only
+ * secret with one byte written took 7 to 10 s and 1 GiB of memory.  A page only
  * read (the fallback maps the shared zero page) is left unwritten.  Should
  * mincore fail, every page is wiped.  A one-page span is wiped without
  * asking: its secret or its canary was written there, and the call would
