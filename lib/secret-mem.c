@@ -231,17 +231,19 @@ int secret__backable(size_t len)
 
 	/* The capability as it is now (it may have been dropped); no /proc read per span. */
 	if (!sys_getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY && len > rl.rlim_cur &&
-	    sys_has_capability(CAP_IPC_LOCK) != 1)
+	    sys_has_capability(CAP_IPC_LOCK) != 1) {
+		/* Counted with the limit's other refusals (mmkit_secret_stats). */
+		S.enomem++;
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK)",
 			 len / 1024, (unsigned long long)rl.rlim_cur / 1024);
-	else if (phys && len > phys)
+	} else if (phys && len > phys) {
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "a secret of %zu MiB can never be backed: the machine has %llu MiB of physical memory, and secret pages are never swapped",
 			 len >> 20, phys >> 20);
-	else
+	} else {
 		return 0;
-	S.enomem++;
+	}
 	mmkit__error_detail(-ENOMEM, "%s", S.last_error);
 	return -ENOMEM;
 }
