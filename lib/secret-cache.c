@@ -17,7 +17,13 @@
  *
  * The guarantees stay where they were: a slot is checked (canary, double
  * free, bad pointer) and wiped when freed, before it is cached; a cached
- * slot is marked freed, so freeing it again is still a double free.  The live
+ * slot is marked freed, so freeing it again is still a double free, and
+ * still all zero when handed out again, or a stale pointer wrote it.  A
+ * freed slot is not handed out again at once: the last S.cls[k].quarantine
+ * a thread freed of a class wait at the back of its ring (secret.h) while
+ * the chunks have others, so that a stale pointer reads zeros, not the
+ * next secret.  When no other slot can be had without mapping a chunk,
+ * the quarantine gives way rather than fail or grow.  The live
  * counts of the statistics are S's plus each cache's own, so they stay
  * exact.  A thread's cache goes back to the chunks when the thread exits
  * (the key's destructor), so empty chunks can be released; after fork()
@@ -37,15 +43,30 @@ static void relaxed_add(unsigned long long *at, unsigned long long n)
 	__atomic_store_n(at, __atomic_load_n(at, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
+/* Slot @i of @tc's ring of class @k, from the oldest. */
+static inline struct cached_slot *ring_at(struct thread_cache *tc, unsigned int k, unsigned int i)
+{
+	return &tc->slot[k][(tc->head[k] + i) & (CACHE_RING - 1)];
+}
+
+/* Gives the @n oldest of @tc's slots of class @k back to their chunks; S.lock held. */
+static void ring_give(struct thread_cache *tc, unsigned int k, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		secret__pool_give(ring_at(tc, k, i), 1);
+	tc->head[k] += n;
+	tc->n[k] -= n;
+}
+
 /* Gives @tc's slots back and folds its counts into S's; S.lock held. */
 static void cache_drain(struct thread_cache *tc)
 {
 	unsigned int k;
 
-	for (k = 0; k < NCLASSES; k++) {
-		secret__pool_give(tc->slot[k], tc->n[k]);
-		tc->n[k] = 0;
-	}
+	for (k = 0; k < NCLASSES; k++)
+		ring_give(tc, k, tc->n[k]);
 	secret__pool_disown(tc->chunk);
 	S.allocs_live += tc->allocs;
 	S.bytes_live += tc->bytes;
@@ -112,26 +133,34 @@ static struct thread_cache *cache_get(void)
 	return tc;
 }
 
-/* Fills @tc's empty list of class @k: 0, -errno, or 1 for the locked path. */
+/*
+ * Puts fresh slots at the front of @tc's ring of class @k, which holds
+ * only its quarantine: 0, -errno, or 1 for the locked path.  A new chunk
+ * is mapped only for an empty ring: otherwise the quarantine gives way.
+ */
 static int cache_refill(struct thread_cache *tc, unsigned int k, secret_reclaim_fn *reclaim)
 {
+	struct cached_slot got[CACHE_MAX];
 	enum secret_backend before;
-	struct cached_slot *s = tc->slot[k];
 	unsigned int i, n = 0;
 	int ret;
 
 	pthread_mutex_lock(&S.lock);
 	before = S.backend;
-	ret = secret__pool_take(k, &tc->chunk[k], s, S.cls[k].cache_max, &n, reclaim);
+	ret = secret__pool_take(k, &tc->chunk[k], got, S.cls[k].cache_max, &n, reclaim, !tc->n[k]);
 	/* The backend changed under it: the locked path says what that means. */
 	if (ret == -ENOSYS && S.backend != before)
 		ret = 1;
 	pthread_mutex_unlock(&S.lock);
 	/* The patterns are computed outside the lock, and only once per slot taken. */
-	for (i = 0; i < n; i++)
-		s[i].canary = secret__canary_pattern(s[i].chunk->data + (size_t)s[i].idx * s[i].chunk->slot);
-	tc->n[k] = n;
-	return ret;
+	tc->head[k] -= n;
+	for (i = 0; i < n; i++) {
+		got[i].canary = secret__canary_pattern(got[i].chunk->data +
+						       (size_t)got[i].idx * got[i].chunk->slot);
+		*ring_at(tc, k, i) = got[i];
+	}
+	tc->n[k] += n;
+	return ret < 0 && tc->n[k] ? 0 : ret;
 }
 
 int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclaim_fn *reclaim)
@@ -151,13 +180,16 @@ int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclai
 	tc = cache_get();
 	if (!tc)
 		return 1;
-	if (!tc->n[k]) {
+	if (tc->n[k] <= S.cls[k].quarantine) {
 		ret = cache_refill(tc, k, reclaim);
 		if (ret)
 			return ret;
 	}
-	s = &tc->slot[k][--tc->n[k]];
+	s = ring_at(tc, k, 0);
+	tc->head[k]++;
+	tc->n[k]--;
 	slot = s->chunk->data + (size_t)s->idx * s->chunk->slot;
+	secret__slot_unused(slot, size);
 	s->chunk->sizes[s->idx] = (uint16_t)size;
 	secret__pattern_fill((unsigned char *)slot + size, s->chunk->slot - size, s->canary);
 	relaxed_add(&tc->allocs, 1);
@@ -166,16 +198,15 @@ int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclai
 	return 0;
 }
 
-/* Gives the older half of a full list back to the chunks. */
+/*
+ * Gives the oldest of a full ring back to the chunks: half the cache's
+ * size, each freed before all the quarantine.
+ */
 static void cache_spill(struct thread_cache *tc, unsigned int k)
 {
-	unsigned int half = tc->n[k] / 2;
-
 	pthread_mutex_lock(&S.lock);
-	secret__pool_give(tc->slot[k], half);
+	ring_give(tc, k, S.cls[k].cache_max / 2);
 	pthread_mutex_unlock(&S.lock);
-	memmove(tc->slot[k], tc->slot[k] + half, (tc->n[k] - half) * sizeof(tc->slot[k][0]));
-	tc->n[k] -= half;
 }
 
 int secret__cache_free(void *p)
@@ -201,9 +232,9 @@ int secret__cache_free(void *p)
 	c->sizes[idx] = SLOT_FREED;
 	relaxed_add(&tc->allocs, -1ULL);
 	relaxed_add(&tc->bytes, -(unsigned long long)size);
-	if (tc->n[c->cls] == S.cls[c->cls].cache_max)
+	if (tc->n[c->cls] == S.cls[c->cls].cache_max + S.cls[c->cls].quarantine)
 		cache_spill(tc, c->cls);
-	s = &tc->slot[c->cls][tc->n[c->cls]++];
+	s = ring_at(tc, c->cls, tc->n[c->cls]++);
 	s->chunk = c;
 	s->idx = idx;
 	s->canary = canary;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <linux/capability.h>
 
 #include "secret.h"
 
@@ -214,6 +215,39 @@ static void note_failure(size_t len, int err)
 	mmkit__error_detail(err, "%s", S.last_error);
 }
 
+/*
+ * Secret pages are never swapped (memfd_secret pages cannot be, the
+ * fallback's are locked), so a secret can never have more pages than the
+ * machine has physical memory, nor, where RLIMIT_MEMLOCK applies (no
+ * CAP_IPC_LOCK), more than its soft limit: such a size is refused before
+ * anything is mapped.  Without this, a process exempt from the limit got a
+ * mapping of any size that the first wipe or use of its pages would take
+ * the machine's memory with.
+ */
+int secret__backable(size_t len)
+{
+	unsigned long long phys = sys_phys_bytes();
+	struct rlimit rl;
+
+	/* The capability as it is now (it may have been dropped); no /proc read per span. */
+	if (!sys_getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY && len > rl.rlim_cur &&
+	    sys_has_capability(CAP_IPC_LOCK) != 1) {
+		/* Counted with the limit's other refusals (mmkit_secret_stats). */
+		S.enomem++;
+		snprintf(S.last_error, sizeof(S.last_error),
+			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK)",
+			 len / 1024, (unsigned long long)rl.rlim_cur / 1024);
+	} else if (phys && len > phys) {
+		snprintf(S.last_error, sizeof(S.last_error),
+			 "a secret of %zu MiB can never be backed: the machine has %llu MiB of physical memory, and secret pages are never swapped",
+			 len >> 20, phys >> 20);
+	} else {
+		return 0;
+	}
+	mmkit__error_detail(-ENOMEM, "%s", S.last_error);
+	return -ENOMEM;
+}
+
 /* One try at mapping secret pages over [addr, addr + len), with the backend. */
 static int map_once(void *addr, size_t len)
 {
@@ -392,6 +426,18 @@ void secret__corrupt(const void *where, const char *what)
 	n = snprintf(msg, sizeof(msg),
 		     "mmkit: secret memory: the bookkeeping of the memory at %p is damaged (%s); aborting\n",
 		     where, what);
+	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
+	abort();
+}
+
+void secret__stale(const void *slot)
+{
+	char msg[256];
+	int n;
+
+	n = snprintf(msg, sizeof(msg),
+		     "mmkit: secret memory: the freed secret at %p was written after its free (a stale pointer); aborting\n",
+		     slot);
 	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
 	abort();
 }

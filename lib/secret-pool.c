@@ -54,6 +54,7 @@ void secret__pool_init(void)
 	/* A thread holds about 16 KiB of big slots at most, so idle caches pin few chunks. */
 	for (k = 0; k < NCLASSES; k++) {
 		S.cls[k].cache_max = class_size[k] <= 512 ? CACHE_MAX : 16384u / class_size[k];
+		S.cls[k].quarantine = S.cls[k].cache_max < QUARANTINE ? S.cls[k].cache_max : QUARANTINE;
 		class_nslots[0][k] = (unsigned int)(S.page / class_size[k]);
 		class_nslots[1][k] = (unsigned int)(S.chunk_len / class_size[k]);
 	}
@@ -392,23 +393,20 @@ int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim)
 	slot_take(c, idx);
 	c->sizes[idx] = (uint16_t)size;
 	slot = c->data + (size_t)idx * c->slot;
+	secret__slot_unused(slot, size);
 	secret__canary_fill((unsigned char *)slot + size, c->slot - size, slot);
 	*p = slot;
 	return 0;
 }
 
 /*
- * The slots of one half word of the bitmap at most, so that the slots one
- * thread holds and the sizes it writes are not interleaved with another's;
- * the lowest last in @out, the first a cache hands out.
- */
-/*
  * The chunk of class @k a cache owning through @mine refills from: its own
  * while it has a free slot, else the first no other cache owns, else a new
- * one; when none can be mapped, any with a free slot (shared, not owned).
+ * one (from the cache of empty chunks only, without @may_map); when none
+ * can be had, any with a free slot (shared, not owned).
  */
 static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *reclaim,
-		       struct chunk **out)
+		       int may_map, struct chunk **out)
 {
 	struct chunk *c = *mine;
 	int ret;
@@ -424,7 +422,7 @@ static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *r
 	for (c = S.cls[k].avail; c && c->owner; c = c->next)
 		;
 	if (!c) {
-		ret = chunk_assign(k, reclaim, &c);
+		ret = may_map || S.cache ? chunk_assign(k, reclaim, &c) : -EAGAIN;
 		if (ret && !S.cls[k].avail)
 			return ret;
 		if (ret) {
@@ -451,15 +449,19 @@ void secret__pool_disown(struct chunk **mine)
 	}
 }
 
+/*
+ * The slots of one half word of the bitmap at most, so that the slots one
+ * thread holds and the sizes it writes are not interleaved with another's.
+ */
 int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *out,
-		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim)
+		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim, int may_map)
 {
 	struct chunk *c;
 	unsigned int w, idx, got = 0;
 	uint64_t bits;
 	int ret;
 
-	ret = chunk_owned(k, mine, reclaim, &c);
+	ret = chunk_owned(k, mine, reclaim, may_map, &c);
 	if (ret)
 		return ret;
 	w = first_free_word(c);
@@ -474,12 +476,6 @@ int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *o
 		out[got].chunk = c;
 		out[got].idx = idx;
 		got++;
-	}
-	for (w = 0; w < got / 2; w++) {
-		struct cached_slot t = out[w];
-
-		out[w] = out[got - 1 - w];
-		out[got - 1 - w] = t;
 	}
 	*n = got;
 	return 0;

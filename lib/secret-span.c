@@ -5,8 +5,15 @@
  * the secret ending at the upper guard page (rounded to 16 bytes, or
  * exactly with MMKIT_SECRET_END_AT_GUARD), canary bytes in the slack
  * before and after.  Live spans are found by their
- * pointer in a hash table; freed ones are cached for reuse.  S.lock is
- * held throughout.
+ * pointer in a hash table; freed ones are cached for reuse, PROT_NONE so
+ * that a stale pointer faults, and reused oldest first.  S.lock is held
+ * throughout.
+ *
+ * Freeing costs what the secret used, not its size: only pages that hold
+ * data are wiped (span_wipe), and a span of memfd_secret pages that is
+ * unmapped is not wiped at all, the kernel zeroing each of its pages as it
+ * frees it (secretmem's free_folio; every page mmkit maps there is its
+ * own memfd's, whose last reference the mapping holds).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -98,20 +105,89 @@ static void span_destroy(struct span *sp)
 	free(sp);
 }
 
-static struct span *span_cache_take(size_t pages)
+/*
+ * The oldest cached span of @pages pages, made accessible again, or NULL;
+ * if it cannot be, it stays cached.
+ */
+static int span_cache_take(size_t pages, struct span **out)
 {
 	struct span **link;
+	int ret;
 
+	*out = NULL;
 	for (link = &S.span_cache; *link; link = &(*link)->next)
 		if ((*link)->pages == pages) {
 			struct span *sp = *link;
 
+			ret = sys_mprotect(sp->base + S.page, pages * S.page, PROT_READ | PROT_WRITE);
+			if (ret)
+				return ret;
 			*link = sp->next;
 			S.nspan_cache--;
 			S.span_cache_pages -= pages;
-			return sp;
+			*out = sp;
+			return 0;
 		}
-	return NULL;
+	return 0;
+}
+
+/* Freed, wiped and PROT_NONE: the newest, at the end. */
+static void span_cache_add(struct span *sp)
+{
+	struct span **link;
+
+	for (link = &S.span_cache; *link; link = &(*link)->next)
+		;
+	sp->next = NULL;
+	*link = sp;
+	S.nspan_cache++;
+	S.span_cache_pages += sp->pages;
+}
+
+static int page_zero(const char *at)
+{
+	typedef uint64_t __attribute__((may_alias)) word;
+	const word *w = (const word *)at;
+	uint64_t any = 0;
+	size_t i;
+
+	for (i = 0; i < S.page / sizeof(*w); i++)
+		any |= w[i];
+	return !any;
+}
+
+/*
+ * Wipes the @pages pages at @data that hold data: those resident
+ * (mincore(2)), and of those the ones not all zero already.  A page never
+ * touched has nothing to wipe, and writing it would fault it in (with
+ * memfd_secret, a TLB flush of every CPU each): wiping a whole 1 GiB
+ * secret with one byte written took 7 to 10 s and 1 GiB of memory.  A page only
+ * read (the fallback maps the shared zero page) is left unwritten.  Should
+ * mincore fail, every page is wiped.  A one-page span is wiped without
+ * asking: its secret or its canary was written there, and the call would
+ * double the cost of freeing it.
+ */
+static void span_wipe(char *data, size_t pages)
+{
+	unsigned char vec[4096];
+	size_t done, n, i;
+
+	if (pages == 1) {
+		explicit_bzero(data, S.page);
+		return;
+	}
+	for (done = 0; done < pages; done += n) {
+		char *at = data + done * S.page;
+
+		n = pages - done < sizeof(vec) ? pages - done : sizeof(vec);
+		if (sys_mincore(at, n * S.page, vec)) {
+			explicit_bzero(at, n * S.page);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			if ((vec[i] & 1) && !page_zero(at + i * S.page))
+				explicit_bzero(at + i * S.page, S.page);
+	}
 }
 
 static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
@@ -141,6 +217,7 @@ static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
 		free(sp);
 		return ret;
 	}
+	sp->kernel_wipes = S.backend == BACKEND_SECRETMEM;
 	*out = sp;
 	return 0;
 }
@@ -155,9 +232,13 @@ int secret__span_alloc(void **p, size_t size, int end_at_guard, secret_reclaim_f
 	char *data;
 	int ret;
 
-	sp = span_cache_take(pages);
+	ret = span_cache_take(pages, &sp);
+	if (ret)
+		return ret;
 	if (!sp) {
-		ret = span_new(pages, reclaim, &sp);
+		ret = secret__backable(pages * S.page);
+		if (!ret)
+			ret = span_new(pages, reclaim, &sp);
 		if (ret)
 			return ret;
 	}
@@ -198,15 +279,20 @@ void secret__span_free(struct span *sp)
 	if (!secret__canary_ok((unsigned char *)sp->user + sp->size, (size_t)(end - sp->user) - sp->size,
 		       sp->user + sp->size))
 		secret__die(sp->user, "damaged canary: something wrote past the end of this secret");
-	explicit_bzero(data, sp->pages * S.page);
 	S.allocs_live--;
 	S.bytes_live -= sp->size;
 	if (S.nspan_cache < SPAN_CACHE_MAX && sp->pages <= SPAN_CACHE_PAGES) {
-		sp->next = S.span_cache;
-		S.span_cache = sp;
-		S.nspan_cache++;
-		S.span_cache_pages += sp->pages;
+		span_wipe(data, sp->pages);
+		/*
+		 * Cached, the pages fault until reused; should mprotect fail
+		 * (ENOMEM), they stay wiped and accessible: a free cannot fail.
+		 */
+		sys_mprotect(data, sp->pages * S.page, PROT_NONE);
+		span_cache_add(sp);
 		return;
+	} else if (!sp->kernel_wipes) {
+		/* Unmapped anonymous pages go back to the kernel as they are. */
+		span_wipe(data, sp->pages);
 	}
 	span_destroy(sp);
 }

@@ -308,6 +308,8 @@ static int secret_reserve(size_t bytes)
 	if (want > S.keep)
 		S.keep = want;
 	ret = backend_allowed(MMKIT_SECRET_QUIET);
+	if (!ret)
+		ret = secret__backable(want);
 	while (!ret && S.cached_bytes < want) {
 		before = S.backend;
 		ret = secret__chunk_map(&c, reclaim_idle);

@@ -36,7 +36,10 @@ enum secret_backend { BACKEND_SECRETMEM, BACKEND_MLOCK, BACKEND_NONE };
  * limit (secret__pool_trim), down to what mmkit_secret_reserve() asked for.
  */
 #define CACHE_KEEP_BYTES	((size_t)16 << 20)
-/* Freed spans kept for reuse: at most this many, of at most this many pages. */
+/*
+ * Freed spans kept for reuse, PROT_NONE until reused, the oldest first: at
+ * most this many, of at most this many pages.
+ */
 #define SPAN_CACHE_MAX		32
 #define SPAN_CACHE_PAGES	64
 
@@ -94,6 +97,7 @@ struct class {
 	struct chunk *avail;		/* chunks with a free slot */
 	unsigned int empty;		/* of those, chunks with every slot free */
 	unsigned int cache_max;		/* slots a thread's cache holds at most */
+	unsigned int quarantine;	/* freed slots it holds back from reuse */
 };
 
 /* A slot held by a thread's cache, with its canary pattern (secret-mem.c). */
@@ -104,6 +108,15 @@ struct cached_slot {
 };
 
 #define CACHE_MAX	32
+/*
+ * The slots a thread freed last of a size class, up to this many, are not
+ * handed out again while others can be: a stale pointer to a freed secret
+ * reads zeros rather than the next secret.  A thread's slots of a class
+ * are a ring of CACHE_RING, the oldest first: fresh slots go in at the
+ * front, freed ones at the back, and allocation takes from the front.
+ */
+#define QUARANTINE	16
+#define CACHE_RING	64
 /* The size recorded for a slot freed since its chunk was carved. */
 #define SLOT_FREED	0x8000
 
@@ -116,8 +129,9 @@ struct thread_cache {
 	 */
 	unsigned long long allocs, bytes;
 	struct chunk *chunk[NCLASSES];		/* per class, the chunk it owns and refills from */
+	unsigned int head[NCLASSES];		/* the oldest slot's place in the ring, wrapping */
 	unsigned int n[NCLASSES];
-	struct cached_slot slot[NCLASSES][CACHE_MAX];
+	struct cached_slot slot[NCLASSES][CACHE_RING];
 };
 
 struct span {
@@ -127,7 +141,9 @@ struct span {
 	size_t size;
 	int access;
 	int dead;			/* the parent's, in a fork child */
-	struct span *next;		/* in the cache */
+	/* On memfd_secret: the kernel zeroes its pages when the mapping goes. */
+	int kernel_wipes;
+	struct span *next;		/* in the cache, oldest first */
 };
 
 struct secret_state {
@@ -207,6 +223,12 @@ int secret__map(void *addr, size_t *len, size_t least, secret_reclaim_fn *reclai
  * for every chunk), or if no limit applies.
  */
 int secret__lock_roomy(size_t len);
+/*
+ * 0 if @len bytes of secret pages could ever be backed; else -ENOMEM, the
+ * reason (RLIMIT_MEMLOCK or physical memory) in S.last_error and the
+ * thread's error.
+ */
+int secret__backable(size_t len);
 /* Unmaps secret pages mapped by secret__map(), putting the guard back. */
 int secret__release(void *addr, size_t len);
 /* Turns [addr, addr + len) back into a guard reservation, atomically. */
@@ -223,6 +245,27 @@ int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat);
 void __attribute__((noreturn)) secret__die(const void *p, const char *what);
 /* Reports bookkeeping found damaged (a stray write of the application) and aborts. */
 void __attribute__((noreturn)) secret__corrupt(const void *where, const char *what);
+/* Reports a write into the freed slot at @slot and aborts. */
+void __attribute__((noreturn)) secret__stale(const void *slot);
+/*
+ * Aborts, saying so, unless the slot at @slot, about to be handed out for
+ * @size bytes, is all zero there, as free left it: a stale pointer wrote
+ * it since (a use after free), which would leak into the next secret.
+ * The canary written after the secret covers the rest.
+ */
+static inline void secret__slot_unused(const char *slot, size_t size)
+{
+	typedef uint64_t __attribute__((may_alias)) word;
+	const word *w = (const word *)slot;
+	uint64_t any = 0;
+	size_t i;
+
+	/* Slots are aligned, with 8 canary bytes at least: whole words, inline. */
+	for (i = 0; i < (size + sizeof(*w) - 1) / sizeof(*w); i++)
+		any |= w[i];
+	if (__builtin_expect(any != 0, 0))
+		secret__stale(slot);
+}
 
 /* secret-pool.c */
 /* Computes the size classes' tables; S.page must be set. */
@@ -242,11 +285,13 @@ struct chunk *secret__chunk_of(const void *p);
 unsigned int secret__slot_check(const struct chunk *c, const char *p, size_t *size);
 void secret__pool_free(struct chunk *c, char *p);
 /*
- * Moves up to @room free slots of class @k, near each other, into @out,
- * from the chunk the cache owns through *@mine (claiming one if need be).
+ * Moves up to @room free slots of class @k, near each other, lowest
+ * first, into @out, from the chunk the cache owns through *@mine
+ * (claiming one if need be).  Without @may_map, -EAGAIN rather than map a
+ * new chunk.
  */
 int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *out,
-		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim);
+		      unsigned int room, unsigned int *n, secret_reclaim_fn *reclaim, int may_map);
 /* A cache's chunks, owned through @mine[NCLASSES], go back to being anyone's. */
 void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */

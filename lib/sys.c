@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <linux/capability.h>
 
 #include "sys.h"
@@ -205,6 +206,17 @@ unsigned long sys_getauxval(unsigned long type)
 
 	errno = saved_errno_;
 	return v;
+}
+
+unsigned long long sys_phys_bytes(void)
+{
+	struct sysinfo si;
+	int ret;
+
+	SAVE_ERRNO;
+	ret = sysinfo(&si);
+	errno = saved_errno_;
+	return ret ? 0 : (unsigned long long)si.totalram * si.mem_unit;
 }
 
 size_t sys_page_size(void)

@@ -32,6 +32,8 @@ int sys_getrlimit(int resource, struct rlimit *rl);
 int sys_setrlimit(int resource, const struct rlimit *rl);
 unsigned long sys_getauxval(unsigned long type);
 size_t sys_page_size(void);
+/* The machine's physical memory in bytes (sysinfo(2)), or 0 if unknown. */
+unsigned long long sys_phys_bytes(void);
 pid_t sys_getpid(void);
 pid_t sys_gettid(void);
 /* 1 if this thread has @cap in its effective set, 0 if not. */

@@ -206,17 +206,16 @@ static void test_wiped(void)
 	mmkit_secret_free(p);
 	/* The slot is 48 bytes: the secret and its canary. */
 	t_expect_bytes(p, 48, 0);
-	T_ASSERT(secret(32, 0) == p);
-	t_expect_bytes(p, 32, 0);
-	mmkit_secret_free(p);
 	mmkit_secret_free(q);
 
-	/* A freed span stays in the span cache, mapped. */
+	/*
+	 * Freed spans are kept for reuse, oldest first, PROT_NONE meanwhile
+	 * (test-secret-stale); test-secret-free reads one back.
+	 */
 	p = secret(5000, 0);
 	memset(p, 0xee, 5000);
 	mmkit_secret_free(p);
-	t_expect_bytes(p, 5000, 0);
-	T_ASSERT(secret(5000, 0) == p);
+	p = secret(5000, 0);
 	t_expect_bytes(p, 5000, 0);
 	mmkit_secret_free(p);
 }
@@ -294,8 +293,6 @@ static void test_end_at_guard(void)
 		T_EQ(mmkit_secret_protect(p, MMKIT_SECRET_READONLY), 0);
 		t_expect_bytes(p, sizes[i], 0x77);
 		mmkit_secret_free(p);
-		/* Freed and cached, still mapped: wiped. */
-		t_expect_bytes(p, sizes[i], 0);
 	}
 	T_EQ(mmkit_secret_alloc((void **)&p, 0, MMKIT_SECRET_END_AT_GUARD), -EINVAL);
 	T_EQ(mmkit_secret_alloc((void **)&p, SIZE_MAX - 1, MMKIT_SECRET_END_AT_GUARD), -ENOMEM);
