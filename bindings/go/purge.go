@@ -16,12 +16,14 @@ import (
 // made while it runs may survive it.
 func Purge() {
 	registry.mu.Lock()
-	live := registry.live
-	registry.live = nil
-	registry.sweep = 0
+	batches := append([]*batch(nil), registry.batches...)
 	registry.mu.Unlock()
-	for _, c := range live {
-		c.destroy()
+	for _, b := range batches {
+		for i := range b.cores {
+			if b.cores[i].alive() != nil {
+				b.cores[i].destroy()
+			}
+		}
 	}
 }
 

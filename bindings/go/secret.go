@@ -32,43 +32,112 @@ type Secret struct {
 	*secret
 }
 
-// secret is a Secret's state.  The registry holds it, so that Purge
-// reaches every live one; the caller holds the *Secret, which the registry
-// does not, so that the collector can tell when one was dropped.
+// secret is a Secret's state.  The registry holds it (in a batch), so that
+// Purge reaches every live one; the caller holds the *Secret, which the
+// registry does not, so that the collector can tell when one was dropped.
+//
+// Allocation and Destroy take no lock: p is published, and swapped for
+// dead, atomically.  The calls that read or write through p (Copy, Wipe,
+// EqualTo, Freeze ...) count themselves in users first and hold mu among
+// themselves; Destroy, once it swapped p, waits for users to drop to 0.
 type secret struct {
-	mu     sync.Mutex     // held to free p and to write through it
-	p      unsafe.Pointer // nil once destroyed; written atomically, under mu
+	p      unsafe.Pointer // nil until published, dead once destroyed
 	size   int
-	pages  bool
-	access C.int // MMKIT_SECRET_READWRITE, READONLY or NOACCESS, under mu
+	mu     sync.Mutex   // the calls through p, and access
+	users  atomic.Int32 // calls through p in progress
+	access C.int        // MMKIT_SECRET_READWRITE, READONLY or NOACCESS
 }
 
-// alive reads p without the lock (Bytes, IsAlive: one load, no lock).
-func (s *secret) alive() unsafe.Pointer { return atomic.LoadPointer(&s.p) }
+// dead is p once the secret is destroyed: not nil, so that a batch tells
+// a destroyed secret from one not yet published.
+var dead = unsafe.Pointer(new(byte))
+
+// alive is p, or nil once destroyed.
+func (s *secret) alive() unsafe.Pointer {
+	if p := atomic.LoadPointer(&s.p); p != dead {
+		return p
+	}
+	return nil
+}
+
+// use counts a call through p in, under mu, and gives p; nil, counting
+// nothing, if the secret is dead.
+func (s *secret) use() unsafe.Pointer {
+	s.users.Add(1)
+	p := s.alive()
+	if p == nil {
+		s.users.Add(-1)
+	}
+	return p
+}
+
+// unuse counts a call through p out.
+func (s *secret) unuse() { s.users.Add(-1) }
+
+// release makes the secret dead and gives its memory, writable, to be
+// freed; nil if it was dead already.  Nothing reaches the memory through s
+// after it: a call through p either counted itself in before the swap,
+// and release waits for it, or sees the secret dead.
+func (s *secret) release() unsafe.Pointer {
+	for {
+		p := s.alive()
+		if p == nil {
+			return nil
+		}
+		if !atomic.CompareAndSwapPointer(&s.p, p, dead) {
+			continue
+		}
+		for s.users.Load() != 0 {
+			runtime.Gosched()
+		}
+		if s.access != C.MMKIT_SECRET_READWRITE {
+			// It cannot fail on a live page secret; if it did, the
+			// wipe would fault, as a write to a frozen secret does.
+			_ = checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(p, C.MMKIT_SECRET_READWRITE))
+		}
+		return p
+	}
+}
 
 // slabSize is how many Secrets share one allocation, and one finalizer:
 // a finalizer per Secret cost more than the C allocation itself, and an
-// allocation per Secret as much.  Their states share another: a live one
-// must not keep the Secrets of its slab from the collector.
+// allocation per Secret as much.  Their states share another (a batch),
+// so that a live one does not keep the Secrets of its slab from the
+// collector.
 const slabSize = 64
 
-type (
-	slab  [slabSize]Secret
-	cores [slabSize]secret
-)
+type slab [slabSize]Secret
 
-// registry is every live secret (and destroyed ones not yet swept out),
-// and the slab that the next Secrets are taken from.  Destroy does not
-// touch it: NewSecret sweeps the destroyed ones out when the list has
-// doubled since the last sweep, so a pair of NewSecret and Destroy takes
-// the global lock once.
-var registry struct {
-	mu    sync.Mutex
-	live  []*secret
-	sweep int // sweep when live reaches this length
+// batch is the states of one slab's Secrets, which next hands out in turn.
+type batch struct {
+	cores [slabSize]secret
+	next  atomic.Int32
+}
+
+// done reports whether every secret of the batch was handed out, and
+// destroyed since.
+func (b *batch) done() bool {
+	for i := range b.cores {
+		if atomic.LoadPointer(&b.cores[i].p) != dead {
+			return false
+		}
+	}
+	return true
+}
+
+// current is the slab and batch that NewSecret takes from: without a lock,
+// an index from next; the registry lock only to start the next pair.
+var current atomic.Pointer[struct {
 	slab  *slab
-	cores *cores
-	used  int
+	batch *batch
+}]
+
+// registry is every batch that may hold a live secret, for Purge.  It is
+// swept of the done ones when it has doubled since the last sweep.
+var registry struct {
+	mu      sync.Mutex
+	batches []*batch
+	sweep   int
 }
 
 // NewSecret allocates size zeroed bytes of secret memory.
@@ -91,34 +160,59 @@ func newSecret(size int, flags C.uint) (*Secret, error) {
 	if err := check("mmkit_secret_alloc", r.ret, r.msg); err != nil {
 		return nil, err
 	}
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if len(registry.live) >= registry.sweep {
-		kept := registry.live[:0]
-		for _, o := range registry.live {
-			if o.alive() != nil {
-				kept = append(kept, o)
+	return register(r.p, size), nil
+}
+
+// register makes the Secret of p, just allocated, taking the next one of
+// the current slab and batch.
+func register(p unsafe.Pointer, size int) *Secret {
+	for {
+		cur := current.Load()
+		if cur != nil {
+			if i := cur.batch.next.Add(1) - 1; i < slabSize {
+				c := &cur.batch.cores[i]
+				c.size, c.access = size, C.MMKIT_SECRET_READWRITE
+				atomic.StorePointer(&c.p, p)
+				s := &cur.slab[i]
+				s.secret = c
+				return s
 			}
 		}
-		for i := len(kept); i < len(registry.live); i++ {
-			registry.live[i] = nil
+		nextBatch(cur)
+	}
+}
+
+// nextBatch starts a new slab and batch, unless another goroutine already
+// replaced cur.
+func nextBatch(cur *struct {
+	slab  *slab
+	batch *batch
+}) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if current.Load() != cur {
+		return
+	}
+	if len(registry.batches) >= registry.sweep {
+		kept := registry.batches[:0]
+		for _, b := range registry.batches {
+			if !b.done() {
+				kept = append(kept, b)
+			}
 		}
-		registry.live = kept
-		registry.sweep = 2*len(kept) + slabSize
+		for i := len(kept); i < len(registry.batches); i++ {
+			registry.batches[i] = nil
+		}
+		registry.batches = kept
+		registry.sweep = 2*len(kept) + 8
 	}
-	if registry.slab == nil || registry.used == slabSize {
-		registry.slab = new(slab)
-		registry.cores = new(cores)
-		registry.used = 0
-		runtime.SetFinalizer(registry.slab, reportLeaks)
-	}
-	c := &registry.cores[registry.used]
-	c.p, c.size, c.pages, c.access = r.p, size, flags&C.MMKIT_SECRET_PAGES != 0, C.MMKIT_SECRET_READWRITE
-	registry.live = append(registry.live, c)
-	s := &registry.slab[registry.used]
-	registry.used++
-	s.secret = c
-	return s, nil
+	next := &struct {
+		slab  *slab
+		batch *batch
+	}{new(slab), new(batch)}
+	runtime.SetFinalizer(next.slab, reportLeaks)
+	registry.batches = append(registry.batches, next.batch)
+	current.Store(next)
 }
 
 // leaked counts the Secrets collected without Destroy.
@@ -168,7 +262,7 @@ func (s *Secret) IsAlive() bool { return s.alive() != nil }
 func (s *Secret) IsMutable() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.p != nil && s.access == C.MMKIT_SECRET_READWRITE
+	return s.alive() != nil && s.access == C.MMKIT_SECRET_READWRITE
 }
 
 // Destroy checks the canaries, wipes and frees the memory.  Calling it
@@ -178,16 +272,9 @@ func (s *Secret) IsMutable() bool {
 func (s *Secret) Destroy() { s.destroy() }
 
 func (s *secret) destroy() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.p == nil {
-		return
+	if p := s.release(); p != nil {
+		C.mmkit_go_secret_free(C.uintptr_t(uintptr(p)))
 	}
-	if s.access != C.MMKIT_SECRET_READWRITE {
-		C.mmkit_go_secret_protect(s.p, C.MMKIT_SECRET_READWRITE)
-	}
-	C.mmkit_go_secret_free(C.uintptr_t(uintptr(s.p)))
-	atomic.StorePointer(&s.p, nil)
 }
 
 // Freeze makes a page secret read-only; a write then faults.
@@ -204,10 +291,12 @@ func (s *Secret) NoAccess() error { return s.protect(C.MMKIT_SECRET_NOACCESS) }
 func (s *Secret) protect(access C.int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.p == nil {
+	p := s.use()
+	if p == nil {
 		return invalid("mmkit_secret_protect", "the secret was destroyed")
 	}
-	if err := checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(s.p, access)); err != nil {
+	defer s.unuse()
+	if err := checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(p, access)); err != nil {
 		return err
 	}
 	s.access = access

@@ -69,10 +69,12 @@ func NewSecretFromReader(r io.Reader, size int) (*Secret, error) {
 func (s *Secret) EqualTo(b []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.p == nil || s.access == C.MMKIT_SECRET_NOACCESS {
+	p := s.use()
+	if p == nil {
 		return false
 	}
-	return subtle.ConstantTimeCompare(unsafe.Slice((*byte)(s.p), s.size), b) == 1
+	defer s.unuse()
+	return s.access != C.MMKIT_SECRET_NOACCESS && subtle.ConstantTimeCompare(unsafe.Slice((*byte)(p), s.size), b) == 1
 }
 
 // Wipe zeroes the secret, which stays allocated.
@@ -107,15 +109,18 @@ func (s *Secret) MoveAt(offset int, src []byte) error {
 func (s *Secret) write(op string, offset, n int, f func(dst []byte)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.p == nil:
+	p := s.use()
+	if p == nil {
 		return invalid(op, "the secret was destroyed")
+	}
+	defer s.unuse()
+	switch {
 	case s.access != C.MMKIT_SECRET_READWRITE:
 		return &Error{Op: op, Errno: syscall.EACCES, Msg: op + ": the secret is read-only or inaccessible (Freeze, NoAccess): Melt it first"}
 	case offset < 0 || n < 0 || offset > s.size || n > s.size-offset:
 		return invalid(op, fmt.Sprintf("%d bytes at offset %d do not fit in a secret of %d", n, offset, s.size))
 	}
-	dst := unsafe.Slice((*byte)(s.p), s.size)[offset:]
+	dst := unsafe.Slice((*byte)(p), s.size)[offset:]
 	if n > 0 {
 		dst = dst[:n]
 	}

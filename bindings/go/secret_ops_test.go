@@ -361,3 +361,49 @@ func childCommand(mode string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
 	return cmd
 }
+
+// Destroy while other goroutines copy into, compare and wipe the secret:
+// each call either completes on live memory or reports the secret
+// destroyed (under -race, an unordered access would be reported).
+func TestSecretDestroyDuringCalls(t *testing.T) {
+	for round := 0; round < 100; round++ {
+		s, err := NewSecret(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 3)
+		for g := 0; g < 3; g++ {
+			go func(g int) {
+				for {
+					var err error
+					switch g {
+					case 0:
+						err = s.Copy(bytes.Repeat([]byte{byte(round)}, 64))
+					case 1:
+						if !s.EqualTo(make([]byte, 64)) && !s.IsAlive() {
+							err = s.Wipe()
+						}
+					default:
+						err = s.Wipe()
+					}
+					if err != nil {
+						if !strings.Contains(err.Error(), "destroyed") {
+							done <- err
+							return
+						}
+						done <- nil
+						return
+					}
+					runtime.Gosched()
+				}
+			}(g)
+		}
+		runtime.Gosched()
+		s.Destroy()
+		for g := 0; g < 3; g++ {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -21,8 +21,49 @@ import (
 	mmkit "mmkit.dev/mmkit/bindings/go"
 )
 
+// cpuNanos is the CPU time the process has used, user and system, all
+// threads (the collector's too): unlike wall time, it does not count the
+// time other processes of a busy machine hold the CPUs.
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkAllocDestroy32 times a 32-byte secret's allocation and free:
+// the C library's own loop in one cgo call (C), the same two C calls made
+// from Go one cgo call each (cgo-floor: what crossing into C costs), the
+// binding one secret at a time (mmkit) and 64 at a time (mmkit-batch64:
+// NewSecrets, DestroySecrets), and memguard, in that order.  Each reports
+// its CPU time per pair (cpu-ns/op), the others theirs over C's as x-C.
 func BenchmarkAllocDestroy32(b *testing.B) {
-	b.Run("mmkit", func(b *testing.B) {
+	var cNs float64
+	timed := func(isC bool, run func(b *testing.B)) func(b *testing.B) {
+		return func(b *testing.B) {
+			start := cpuNanos()
+			run(b)
+			ns := float64(cpuNanos()-start) / float64(b.N)
+			b.ReportMetric(ns, "cpu-ns/op")
+			if isC {
+				cNs = ns
+			} else if cNs > 0 {
+				b.ReportMetric(ns/cNs, "x-C")
+			}
+		}
+	}
+	b.Run("C", timed(true, func(b *testing.B) {
+		if err := allocFreeC(b.N, 32); err != nil {
+			b.Fatal(err)
+		}
+	}))
+	b.Run("cgo-floor", timed(false, func(b *testing.B) {
+		if err := allocFreeCgo(b.N, 32); err != nil {
+			b.Fatal(err)
+		}
+	}))
+	b.Run("mmkit", timed(false, func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			s, err := mmkit.NewSecret(32)
 			if err != nil {
@@ -31,14 +72,26 @@ func BenchmarkAllocDestroy32(b *testing.B) {
 			s.Bytes()[0] = 1
 			s.Destroy()
 		}
-	})
-	b.Run("memguard", func(b *testing.B) {
+	}))
+	b.Run("mmkit-batch64", timed(false, func(b *testing.B) {
+		for i := 0; i < b.N; i += 64 {
+			ss, err := mmkit.NewSecrets(64, 32)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, s := range ss {
+				s.Bytes()[0] = 1
+			}
+			mmkit.DestroySecrets(ss...)
+		}
+	}))
+	b.Run("memguard", timed(false, func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			buf := memguard.NewBuffer(32)
 			buf.Bytes()[0] = 1
 			buf.Destroy()
 		}
-	})
+	}))
 }
 
 const childEnv = "MMKIT_GO_BENCH_CHILD"
