@@ -85,20 +85,24 @@ func (s *Secret) Wipe() error {
 // Copy copies src to the start of the secret (memguard's Copy, which
 // would silently cut a src longer than the buffer: here that is an error
 // and nothing is copied).  To copy another secret: s.Copy(other.Bytes()).
-func (s *Secret) Copy(src []byte) error { return s.CopyAt(0, src) }
+func (s *Secret) Copy(src []byte) error { return s.copyAt("Secret.Copy", 0, src) }
 
 // CopyAt copies src into the secret from offset on.
-func (s *Secret) CopyAt(offset int, src []byte) error {
-	return s.write("Secret.CopyAt", offset, len(src), func(dst []byte) { copy(dst, src) })
+func (s *Secret) CopyAt(offset int, src []byte) error { return s.copyAt("Secret.CopyAt", offset, src) }
+
+func (s *Secret) copyAt(op string, offset int, src []byte) error {
+	return s.write(op, offset, len(src), func(dst []byte) { copy(dst, src) })
 }
 
 // Move copies src to the start of the secret, then wipes src.  On an
 // error src is left as it was.
-func (s *Secret) Move(src []byte) error { return s.MoveAt(0, src) }
+func (s *Secret) Move(src []byte) error { return s.moveAt("Secret.Move", 0, src) }
 
 // MoveAt copies src into the secret from offset on, then wipes src.
-func (s *Secret) MoveAt(offset int, src []byte) error {
-	return s.write("Secret.MoveAt", offset, len(src), func(dst []byte) {
+func (s *Secret) MoveAt(offset int, src []byte) error { return s.moveAt("Secret.MoveAt", offset, src) }
+
+func (s *Secret) moveAt(op string, offset int, src []byte) error {
+	return s.write(op, offset, len(src), func(dst []byte) {
 		copy(dst, src)
 		wipe(src)
 	})
