@@ -14,7 +14,7 @@ command -v go >/dev/null 2>&1 || {
 	exit 77
 }
 cd "$top" || exit 1
-unformatted=$(gofmt -l bindings/go)
+unformatted=$(gofmt -l bindings/go tests/go-proxy)
 [ -z "$unformatted" ] || { echo "FAIL: gofmt -l: $unformatted"; exit 1; }
 # vet after the tests and with their -race: it type-checks against the
 # packages the tests compiled (from a cold build cache, vetting first
