@@ -29,10 +29,7 @@ func TestNewSecretsDestroySecrets(t *testing.T) {
 		seen[&b[0]] = true
 		b[0] = byte(i)
 	}
-	page, err := NewPageSecret(16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := must(t)(NewPageSecret(16))
 	if err := page.Freeze(); err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,20 @@ import (
 	"unsafe"
 )
 
+// must is a constructor's Secret, or the test's end.
+func must(t *testing.T) func(*Secret, error) *Secret {
+	return func(s *Secret, err error) *Secret {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
 func TestNewSecretFromBytesWipesTheSource(t *testing.T) {
 	src := []byte("correct horse battery staple")
-	s, err := NewSecretFromBytes(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := must(t)(NewSecretFromBytes(src))
 	defer s.Destroy()
 	if string(s.Bytes()) != "correct horse battery staple" {
 		t.Fatalf("the secret holds %q", s.Bytes())
@@ -35,15 +43,9 @@ func TestNewSecretFromBytesWipesTheSource(t *testing.T) {
 }
 
 func TestNewSecretRandom(t *testing.T) {
-	a, err := NewSecretRandom(32)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := must(t)(NewSecretRandom(32))
 	defer a.Destroy()
-	b, err := NewSecretRandom(32)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := must(t)(NewSecretRandom(32))
 	defer b.Destroy()
 	if a.Size() != 32 || bytes.Equal(a.Bytes(), make([]byte, 32)) || bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatalf("two random secrets: %x and %x", a.Bytes(), b.Bytes())
@@ -68,10 +70,7 @@ func (r *shortReader) Read(p []byte) (int, error) {
 }
 
 func TestNewSecretFromReader(t *testing.T) {
-	s, err := NewSecretFromReader(strings.NewReader("0123456789abcdef-and-more"), 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := must(t)(NewSecretFromReader(strings.NewReader("0123456789abcdef-and-more"), 16))
 	if string(s.Bytes()) != "0123456789abcdef" {
 		t.Fatalf("the secret holds %q", s.Bytes())
 	}
@@ -84,10 +83,7 @@ func TestNewSecretFromReader(t *testing.T) {
 func TestNewSecretFromReaderShortReadLeavesNothing(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	keep, err := NewSecret(64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keep := must(t)(NewSecret(64))
 	defer keep.Destroy()
 	before, err := SecretStatistics()
 	if err != nil {
@@ -115,10 +111,7 @@ func TestNewSecretFromReaderShortReadLeavesNothing(t *testing.T) {
 }
 
 func TestSecretEqualTo(t *testing.T) {
-	s, err := NewSecretFromBytes([]byte("key"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := must(t)(NewSecretFromBytes([]byte("key")))
 	if !s.EqualTo([]byte("key")) || s.EqualTo([]byte("kez")) || s.EqualTo([]byte("ke")) || s.EqualTo(nil) {
 		t.Fatal("EqualTo compares wrong")
 	}
@@ -126,10 +119,7 @@ func TestSecretEqualTo(t *testing.T) {
 	if s.EqualTo([]byte("key")) {
 		t.Fatal("a destroyed secret equals its old bytes")
 	}
-	p, err := NewPageSecret(3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := must(t)(NewPageSecret(3))
 	defer p.Destroy()
 	if err := p.Copy([]byte("key")); err != nil {
 		t.Fatal(err)
@@ -143,10 +133,7 @@ func TestSecretEqualTo(t *testing.T) {
 }
 
 func TestSecretCopyMoveWipe(t *testing.T) {
-	s, err := NewSecret(8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := must(t)(NewSecret(8))
 	if err := s.Copy([]byte("abcd")); err != nil {
 		t.Fatal(err)
 	}
@@ -193,10 +180,7 @@ func TestSecretCopyMoveWipe(t *testing.T) {
 
 // A frozen secret refuses writes with an error instead of a fault.
 func TestSecretWritesToFrozenRefused(t *testing.T) {
-	s, err := NewPageSecret(16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := must(t)(NewPageSecret(16))
 	defer s.Destroy()
 	if err := s.Freeze(); err != nil {
 		t.Fatal(err)
@@ -220,16 +204,10 @@ func TestSecretWritesToFrozenRefused(t *testing.T) {
 func TestPurgeDestroysEveryLiveSecret(t *testing.T) {
 	var all []*Secret
 	for i := 0; i < 3*slabSize; i++ {
-		s, err := NewSecret(1 + i%100)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := must(t)(NewSecret(1 + i%100))
 		all = append(all, s)
 	}
-	page, err := NewPageSecret(64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := must(t)(NewPageSecret(64))
 	if err := page.Freeze(); err != nil {
 		t.Fatal(err)
 	}
@@ -242,10 +220,7 @@ func TestPurgeDestroysEveryLiveSecret(t *testing.T) {
 		}
 		s.Destroy()
 	}
-	s, err := NewSecret(32)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := must(t)(NewSecret(32))
 	if !s.IsAlive() {
 		t.Fatal("a secret made after Purge is not alive")
 	}
@@ -367,10 +342,7 @@ func childCommand(mode string) *exec.Cmd {
 // destroyed (under -race, an unordered access would be reported).
 func TestSecretDestroyDuringCalls(t *testing.T) {
 	for round := 0; round < 100; round++ {
-		s, err := NewSecret(64)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := must(t)(NewSecret(64))
 		done := make(chan error, 3)
 		for g := 0; g < 3; g++ {
 			go func(g int) {
