@@ -2,7 +2,8 @@
 
 // Package bench measures mmkit's Secret beside memguard's LockedBuffer:
 //
-//	go test -bench . -count 5        ns per 32-byte allocation and Destroy
+//	go test -bench . -count 5        CPU ns per 32-byte allocation and Destroy,
+//	                                 and the ratio to the C library's own
 //	go test -run Capacity -v         live 32-byte secrets under an 8 MiB
 //	                                 RLIMIT_MEMLOCK, as uid 65534 (root runs it)
 package bench
@@ -35,9 +36,10 @@ func cpuNanos() int64 {
 // BenchmarkAllocDestroy32 times a 32-byte secret's allocation and free:
 // the C library's own loop in one cgo call (C), the same two C calls made
 // from Go one cgo call each (cgo-floor: what crossing into C costs), the
-// binding one secret at a time (mmkit) and 64 at a time (mmkit-batch64:
-// NewSecrets, DestroySecrets), and memguard, in that order.  Each reports
-// its CPU time per pair (cpu-ns/op), the others theirs over C's as x-C.
+// binding one secret at a time (mmkit), C and the binding 64 at a time
+// (C-batch64; mmkit-batch64: NewSecrets, DestroySecrets), and memguard, in
+// that order.  Each reports its CPU time per pair (cpu-ns/op), the others
+// theirs over C's as x-C.
 func BenchmarkAllocDestroy32(b *testing.B) {
 	var cNs float64
 	timed := func(isC bool, run func(b *testing.B)) func(b *testing.B) {
@@ -71,6 +73,11 @@ func BenchmarkAllocDestroy32(b *testing.B) {
 			}
 			s.Bytes()[0] = 1
 			s.Destroy()
+		}
+	}))
+	b.Run("C-batch64", timed(false, func(b *testing.B) {
+		if err := allocFreeCBatches(b.N, 32, 64); err != nil {
+			b.Fatal(err)
 		}
 	}))
 	b.Run("mmkit-batch64", timed(false, func(b *testing.B) {
