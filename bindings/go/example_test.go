@@ -119,18 +119,6 @@ func ExampleCatchInterrupt() {
 	// ... a ^C now purges the key, then ends the program by SIGINT.
 }
 
-// Many secrets in one call into C each way.
-func ExampleNewSecrets() {
-	keys, err := mmkit.NewSecrets(100, 32)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer mmkit.DestroySecrets(keys...)
-	fmt.Println(len(keys), keys[99].Size())
-	// Output: 100 32
-}
-
 // A secret on pages of its own, read-only while it is not being changed.
 func ExampleSecret_Freeze() {
 	s, err := mmkit.NewPageSecret(64)

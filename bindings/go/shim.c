@@ -33,32 +33,6 @@ struct mmkit_go_ptr mmkit_go_secret_alloc(size_t size, unsigned int flags)
 	return ptr_result(p, ret);
 }
 
-struct mmkit_go_result mmkit_go_secret_alloc_n(size_t size, void **ps, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		int ret = mmkit_secret_alloc(&ps[i], size, 0);
-
-		if (ret < 0) {
-			struct mmkit_go_result r = result(ret);
-
-			while (i--)
-				mmkit_secret_free(ps[i]);
-			return r;
-		}
-	}
-	return result(0);
-}
-
-void mmkit_go_secret_free_n(void *const *ps, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		mmkit_secret_free(ps[i]);
-}
-
 void mmkit_go_secret_free(uintptr_t p)
 {
 	mmkit_secret_free((void *)p);

@@ -28,12 +28,6 @@ struct mmkit_go_ptr {
 };
 
 struct mmkit_go_ptr mmkit_go_secret_alloc(size_t size, unsigned int flags);
-/*
- * @n secrets of @size bytes into @ps (Go memory, for the call only): all or
- * none, those made are freed again on a failure.
- */
-struct mmkit_go_result mmkit_go_secret_alloc_n(size_t size, void **ps, size_t n);
-void mmkit_go_secret_free_n(void *const *ps, size_t n);
 /* By address: an unsafe.Pointer argument costs a cgocheck of it on every call. */
 void mmkit_go_secret_free(uintptr_t p);
 struct mmkit_go_result mmkit_go_secret_protect(void *p, int access);

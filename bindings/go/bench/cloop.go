@@ -25,28 +25,6 @@ static int alloc_free_loop(long n, size_t size)
 	}
 	return 0;
 }
-// The same n pairs, batch at a time: batch allocations, then their frees.
-static int alloc_free_batches(long n, size_t size, int batch)
-{
-	void *p[64];
-
-	for (long i = 0; i < n; i += batch) {
-		for (int j = 0; j < batch; j++) {
-			int ret = mmkit_secret_alloc(&p[j], size, 0);
-
-			if (ret < 0) {
-				while (j--)
-					mmkit_secret_free(p[j]);
-				return ret;
-			}
-			*(volatile char *)p[j] = 1;
-		}
-		for (int j = 0; j < batch; j++)
-			mmkit_secret_free(p[j]);
-	}
-	return 0;
-}
-
 static void *alloc_one(size_t size)
 {
 	void *p = NULL;
@@ -68,14 +46,6 @@ import "syscall"
 // mmkit_secret_free in one cgo call.
 func allocFreeC(n, size int) error {
 	if ret := C.alloc_free_loop(C.long(n), C.size_t(size)); ret < 0 {
-		return syscall.Errno(-ret)
-	}
-	return nil
-}
-
-// allocFreeCBatches times the C library 64 secrets at a time (at most 64).
-func allocFreeCBatches(n, size, batch int) error {
-	if ret := C.alloc_free_batches(C.long(n), C.size_t(size), C.int(batch)); ret < 0 {
 		return syscall.Errno(-ret)
 	}
 	return nil
