@@ -11,11 +11,7 @@
 # (the tracked files) and, once, the Go module proxy for golang.org/x/mod.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-PATH=$PATH:/usr/local/go/bin:/usr/lib/go/bin
-command -v go >/dev/null 2>&1 || {
-	echo "SKIP: no Go toolchain: tools/install-deps installs Debian's golang-go"
-	exit 77
-}
+. "$top/tests/go-toolchain.sh"
 git -C "$top" rev-parse --git-dir >/dev/null 2>&1 || {
 	echo "SKIP: not a git checkout: the module's files are the tracked ones"
 	exit 77
