@@ -125,12 +125,15 @@ func (b *batch) done() bool {
 	return true
 }
 
-// current is the slab and batch that NewSecret takes from: without a lock,
-// an index from next; the registry lock only to start the next pair.
-var current atomic.Pointer[struct {
+// slabBatch is a slab and the batch of its Secrets' states.
+type slabBatch struct {
 	slab  *slab
 	batch *batch
-}]
+}
+
+// current is the slab and batch that NewSecret takes from: without a lock,
+// an index from next; the registry lock only to start the next pair.
+var current atomic.Pointer[slabBatch]
 
 // registry is every batch that may hold a live secret, for Purge.  It is
 // swept of the done ones when it has doubled since the last sweep.
@@ -184,10 +187,7 @@ func register(p unsafe.Pointer, size int) *Secret {
 
 // nextBatch starts a new slab and batch, unless another goroutine already
 // replaced cur.
-func nextBatch(cur *struct {
-	slab  *slab
-	batch *batch
-}) {
+func nextBatch(cur *slabBatch) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	if current.Load() != cur {
@@ -206,10 +206,7 @@ func nextBatch(cur *struct {
 		registry.batches = kept
 		registry.sweep = 2*len(kept) + 8
 	}
-	next := &struct {
-		slab  *slab
-		batch *batch
-	}{new(slab), new(batch)}
+	next := &slabBatch{new(slab), new(batch)}
 	runtime.SetFinalizer(next.slab, reportLeaks)
 	registry.batches = append(registry.batches, next.batch)
 	current.Store(next)
