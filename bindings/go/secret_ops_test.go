@@ -252,7 +252,7 @@ func childLeak() int {
 		}
 		s.Destroy()
 	}
-	for i := 0; i < 500 && LeakedSecrets() == 0; i++ {
+	for i := 0; i < 3000 && LeakedSecrets() == 0; i++ {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
