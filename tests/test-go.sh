@@ -7,14 +7,9 @@
 # no Go toolchain is installed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-# Where the official tarball and Debian's golang-go put go, for a PATH without them.
-PATH=$PATH:/usr/local/go/bin:/usr/lib/go/bin
-command -v go >/dev/null 2>&1 || {
-	echo "SKIP: no Go toolchain: tools/install-deps installs Debian's golang-go (the package needs Go 1.19)"
-	exit 77
-}
+. "$top/tests/go-toolchain.sh"
 cd "$top" || exit 1
-unformatted=$(gofmt -l bindings/go)
+unformatted=$(gofmt -l bindings/go tests/go-proxy)
 [ -z "$unformatted" ] || { echo "FAIL: gofmt -l: $unformatted"; exit 1; }
 # vet after the tests and with their -race: it type-checks against the
 # packages the tests compiled (from a cold build cache, vetting first

@@ -48,10 +48,15 @@
 // moves it, and the library never copies a secret into Go-managed memory.
 // The caller's part is to do the same: copy into Bytes() (copy, io.ReadFull),
 // never append to it (append moves the bytes into a new Go array), and do not
-// convert it to a string. Destroy wipes and frees; nothing else does: a
-// Secret collected without Destroy is reported on standard error and stays
-// allocated, because a slice from Bytes may still be in use (memguard
-// dropped its freeing finalizer for the same reason).
+// convert it to a string. NewSecretFromBytes, NewSecretRandom and
+// NewSecretFromReader fill a secret without a copy on the heap, Copy and
+// Move write into one, EqualTo compares in constant time. Destroy wipes and
+// frees, Purge (SafeExit, CatchInterrupt on SIGINT and SIGTERM) does it for
+// every live secret; nothing else frees: a Secret collected without Destroy
+// is reported on standard error and stays allocated until Purge, because a
+// slice from Bytes may still be in use (memguard dropped its freeing
+// finalizer for the same reason). bindings/go/README.md lists memguard's
+// calls beside these.
 //
 // Goroutines move between OS threads; the C allocator keeps a cache of free
 // slots per thread and takes frees from any thread, so a Secret may be

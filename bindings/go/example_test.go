@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -23,6 +24,99 @@ func ExampleNewSecret() {
 	copy(key.Bytes(), "a 32-byte key, never on the heap")
 	fmt.Println(len(key.Bytes()), string(key.Bytes()[:5]))
 	// Output: 32 a 32-
+}
+
+// A password moved off the Go heap: the source slice is wiped.
+func ExampleNewSecretFromBytes() {
+	password := []byte("hunter2")
+	s, err := mmkit.NewSecretFromBytes(password)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	fmt.Printf("%s %q\n", s.Bytes(), password)
+	// Output: hunter2 "\x00\x00\x00\x00\x00\x00\x00"
+}
+
+// A key of random bytes, read from the kernel straight into secret memory.
+func ExampleNewSecretRandom() {
+	key, err := mmkit.NewSecretRandom(32)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer key.Destroy()
+	fmt.Println(key.Size())
+	// Output: 32
+}
+
+// A key read from a file or a pipe straight into secret memory; a short
+// read leaves nothing behind.
+func ExampleNewSecretFromReader() {
+	key, err := mmkit.NewSecretFromReader(strings.NewReader("0123456789abcdef"), 16)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer key.Destroy()
+	_, err = mmkit.NewSecretFromReader(strings.NewReader("short"), 16)
+	fmt.Println(string(key.Bytes()[:4]), err)
+	// Output: 0123 mmkit: NewSecretFromReader: 5 of 16 bytes read: unexpected EOF
+}
+
+// Comparing a secret in constant time.
+func ExampleSecret_EqualTo() {
+	token, err := mmkit.NewSecretFromBytes([]byte("s3cr3t-t0k3n"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer token.Destroy()
+	fmt.Println(token.EqualTo([]byte("s3cr3t-t0k3n")), token.EqualTo([]byte("guess")))
+	// Output: true false
+}
+
+// Move copies into the secret and wipes the source; a source that does not
+// fit is refused whole.
+func ExampleSecret_Move() {
+	s, err := mmkit.NewSecret(8)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	src := []byte("abcd")
+	if err := s.MoveAt(4, src); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%q %q\n", s.Bytes(), src)
+	fmt.Println(s.Move([]byte("123456789")))
+	// Output:
+	// "\x00\x00\x00\x00abcd" "\x00\x00\x00\x00"
+	// Secret.Move: 9 bytes at offset 0 do not fit in a secret of 8
+}
+
+// Purge destroys every live secret, as at the end of a session.
+func ExamplePurge() {
+	a, _ := mmkit.NewSecret(32)
+	b, _ := mmkit.NewPageSecret(32)
+	mmkit.Purge()
+	fmt.Println(a.IsAlive(), b.IsAlive(), a.Bytes() == nil)
+	// Output: false false true
+}
+
+// Secrets wiped before SIGINT or SIGTERM ends the program.
+func ExampleCatchInterrupt() {
+	mmkit.CatchInterrupt()
+	key, err := mmkit.NewSecretRandom(32)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer key.Destroy()
+	// ... a ^C now purges the key, then ends the program by SIGINT.
 }
 
 // A secret on pages of its own, read-only while it is not being changed.

@@ -21,30 +21,138 @@ import (
 // kernel's direct map, never swapped or dumped, between guard pages;
 // where memfd_secret is unavailable, on the announced mlock fallback.
 // Small secrets share pooled chunks; NewPageSecret gives one its own
-// pages, which Freeze and Melt can protect.
+// pages, which Freeze, NoAccess and Melt can protect.
 //
 // The memory is C memory, invisible to the garbage collector: Bytes is
-// valid until Destroy, and nothing frees it but Destroy.  A Secret that is
-// collected without Destroy is counted (LeakedSecrets), the first one
-// reported on standard error, and its memory stays allocated (a slice
-// from Bytes may still point into it).
+// valid until Destroy (or Purge), and nothing else frees it.  A Secret
+// that is collected without Destroy is counted (LeakedSecrets), the first
+// one reported on standard error; its memory stays allocated (a slice from
+// Bytes may still point into it) until Purge.
 type Secret struct {
-	mu    sync.Mutex
-	p     unsafe.Pointer // nil once destroyed
-	size  int
-	pages bool
+	*secret
+}
+
+// secret is a Secret's state.  The registry holds it (in a batch), so that
+// Purge reaches every live one; the caller holds the *Secret, which the
+// registry does not, so that the collector can tell when one was dropped.
+//
+// Allocation and Destroy take no lock: p is published, and swapped for
+// dead, atomically.  The calls that read or write through p (Copy, Wipe,
+// EqualTo, Freeze ...) count themselves in users first and hold mu among
+// themselves; Destroy, once it swapped p, waits for users to drop to 0.
+type secret struct {
+	p      unsafe.Pointer // nil until published, dead once destroyed
+	size   int
+	mu     sync.Mutex   // the calls through p, and access
+	users  atomic.Int32 // calls through p in progress
+	access C.int        // MMKIT_SECRET_READWRITE, READONLY or NOACCESS
+}
+
+// dead is p once the secret is destroyed: not nil, so that a batch tells
+// a destroyed secret from one not yet published.
+var dead = unsafe.Pointer(new(byte))
+
+// alive is p, or nil once destroyed.
+func (s *secret) alive() unsafe.Pointer {
+	if p := atomic.LoadPointer(&s.p); p != dead {
+		return p
+	}
+	return nil
+}
+
+// use counts a call through p in, under mu, and gives p; nil, counting
+// nothing, if the secret is dead.
+func (s *secret) use() unsafe.Pointer {
+	s.users.Add(1)
+	p := s.alive()
+	if p == nil {
+		s.users.Add(-1)
+	}
+	return p
+}
+
+// unuse counts a call through p out.
+func (s *secret) unuse() { s.users.Add(-1) }
+
+// release makes the secret dead and gives its memory, writable, to be
+// freed; nil if it was dead already.  Nothing reaches the memory through s
+// after it: a call through p either counted itself in before the swap,
+// and release waits for it, or sees the secret dead.
+func (s *secret) release() unsafe.Pointer {
+	for {
+		p := s.alive()
+		if p == nil {
+			return nil
+		}
+		if !atomic.CompareAndSwapPointer(&s.p, p, dead) {
+			continue
+		}
+		for s.users.Load() != 0 {
+			runtime.Gosched()
+		}
+		if s.access != C.MMKIT_SECRET_READWRITE && s.size > 0 {
+			// It cannot fail on a live page secret; if it did, the
+			// wipe would fault, as a write to a frozen secret does.
+			_ = checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(p, C.MMKIT_SECRET_READWRITE))
+		}
+		return p
+	}
+}
+
+// slabSize is how many Secrets share one allocation, and one finalizer:
+// a finalizer per Secret cost more than the C allocation itself, and an
+// allocation per Secret as much.  Their states share another (a batch),
+// so that a live one does not keep the Secrets of its slab from the
+// collector.
+const slabSize = 64
+
+type slab [slabSize]Secret
+
+// batch is the states of one slab's Secrets, which next hands out in turn.
+type batch struct {
+	cores [slabSize]secret
+	next  atomic.Int32
+}
+
+// done reports whether every secret of the batch was handed out, and
+// destroyed since.
+func (b *batch) done() bool {
+	for i := range b.cores {
+		if atomic.LoadPointer(&b.cores[i].p) != dead {
+			return false
+		}
+	}
+	return true
+}
+
+// slabBatch is a slab and the batch of its Secrets' states.
+type slabBatch struct {
+	slab  *slab
+	batch *batch
+}
+
+// current is the slab and batch that NewSecret takes from: without a lock,
+// an index from next; the registry lock only to start the next pair.
+var current atomic.Pointer[slabBatch]
+
+// registry is every batch that may hold a live secret, for Purge.  It is
+// swept of the done ones when it has doubled since the last sweep.
+var registry struct {
+	mu      sync.Mutex
+	batches []*batch
+	sweep   int
 }
 
 // NewSecret allocates size zeroed bytes of secret memory.  Size 0 gives
-// an empty Secret: it holds no memory, Bytes is empty, Freeze, Melt and
-// Seal have nothing to refuse.
+// an empty Secret: it holds no memory, Bytes is empty, Freeze, NoAccess and
+// Melt have nothing to refuse.
 func NewSecret(size int) (*Secret, error) {
 	return newSecret(size, 0)
 }
 
 // NewPageSecret allocates size zeroed bytes of secret memory on pages of
-// its own between guard pages (MMKIT_SECRET_PAGES): Freeze and Melt work on
-// it.  It costs at least a page of RLIMIT_MEMLOCK.
+// its own between guard pages (MMKIT_SECRET_PAGES): Freeze, NoAccess and
+// Melt work on it.  It costs at least a page of RLIMIT_MEMLOCK.
 func NewPageSecret(size int) (*Secret, error) {
 	return newSecret(size, C.MMKIT_SECRET_PAGES)
 }
@@ -60,31 +168,83 @@ func newSecret(size int, flags C.uint) (*Secret, error) {
 	// An empty secret holds no memory and makes no C call, as in the Rust
 	// and Python bindings (memguard's NewBuffer(0) is empty too).
 	if size == 0 {
-		return &Secret{p: unsafe.Pointer(&emptySecret), pages: flags&C.MMKIT_SECRET_PAGES != 0}, nil
+		return &Secret{&secret{p: unsafe.Pointer(&emptySecret), access: C.MMKIT_SECRET_READWRITE}}, nil
 	}
 	r := C.mmkit_go_secret_alloc(C.size_t(size), flags)
 	if err := check("mmkit_secret_alloc", r.ret, r.msg); err != nil {
 		return nil, err
 	}
-	s := &Secret{p: r.p, size: size, pages: flags&C.MMKIT_SECRET_PAGES != 0}
-	runtime.SetFinalizer(s, reportLeak)
-	return s, nil
+	return register(r.p, size), nil
+}
+
+// register makes the Secret of p, just allocated, taking the next one of
+// the current slab and batch.
+func register(p unsafe.Pointer, size int) *Secret {
+	for {
+		cur := current.Load()
+		if cur != nil {
+			if i := cur.batch.next.Add(1) - 1; i < slabSize {
+				c := &cur.batch.cores[i]
+				c.size, c.access = size, C.MMKIT_SECRET_READWRITE
+				atomic.StorePointer(&c.p, p)
+				s := &cur.slab[i]
+				s.secret = c
+				return s
+			}
+		}
+		nextBatch(cur)
+	}
+}
+
+// nextBatch starts a new slab and batch, unless another goroutine already
+// replaced cur.
+func nextBatch(cur *slabBatch) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if current.Load() != cur {
+		return
+	}
+	if len(registry.batches) >= registry.sweep {
+		kept := registry.batches[:0]
+		for _, b := range registry.batches {
+			if !b.done() {
+				kept = append(kept, b)
+			}
+		}
+		for i := len(kept); i < len(registry.batches); i++ {
+			registry.batches[i] = nil
+		}
+		registry.batches = kept
+		registry.sweep = 2*len(kept) + 8
+	}
+	next := &slabBatch{new(slab), new(batch)}
+	runtime.SetFinalizer(next.slab, reportLeaks)
+	registry.batches = append(registry.batches, next.batch)
+	current.Store(next)
 }
 
 // leaked counts the Secrets collected without Destroy.
 var leaked atomic.Uint64
 
 // LeakedSecrets is how many Secrets were garbage-collected without
-// Destroy: their memory stays allocated (and locked) for good.
+// Destroy: their memory stays allocated (and locked) until Purge.  The
+// count is taken when the collector frees the Secrets allocated around
+// them too (they share one finalizer, by slabSize).
 func LeakedSecrets() uint64 { return leaked.Load() }
 
-// reportLeak is the finalizer: it only counts, and says so the first time.
-// Freeing here could pull the memory from under a slice of Bytes that is
-// still in use.
-func reportLeak(s *Secret) {
-	if s.p != nil && leaked.Add(1) == 1 {
-		fmt.Fprintf(os.Stderr, "mmkit: a Secret of %d bytes was garbage-collected without Destroy; "+
-			"its memory stays allocated (mmkit.LeakedSecrets counts them)\n", s.size)
+// reportLeaks is the finalizer of a slab, run once none of its Secrets is
+// reachable: it only counts those never destroyed, and says so the first
+// time.  Freeing here could pull the memory from under a slice of Bytes
+// that is still in use.
+func reportLeaks(sl *slab) {
+	for i := range sl {
+		if sl[i].secret == nil || !sl[i].IsAlive() {
+			continue
+		}
+		if leaked.Add(1) == 1 {
+			fmt.Fprintf(os.Stderr, "mmkit: a Secret of %d bytes was garbage-collected without Destroy; "+
+				"its memory stays allocated until Purge (mmkit.LeakedSecrets counts them)\n", sl[i].size)
+		}
 	}
 }
 
@@ -92,44 +252,37 @@ func reportLeak(s *Secret) {
 // into it (copy), never append to it: append would move the data into
 // memory the garbage collector owns.
 func (s *Secret) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.p == nil {
+	p := s.alive()
+	if p == nil {
 		return nil
 	}
-	return unsafe.Slice((*byte)(s.p), s.size)
+	return unsafe.Slice((*byte)(p), s.size)
 }
 
 // Size is the size asked for.
 func (s *Secret) Size() int { return s.size }
 
-// IsAlive reports whether Destroy has not been called yet.
-func (s *Secret) IsAlive() bool {
+// IsAlive reports whether Destroy (or Purge) has not been called yet.
+func (s *Secret) IsAlive() bool { return s.alive() != nil }
+
+// IsMutable reports whether the secret is alive and writable: not frozen,
+// not made inaccessible.
+func (s *Secret) IsMutable() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.p != nil
+	return s.alive() != nil && s.access == C.MMKIT_SECRET_READWRITE
 }
 
 // Destroy checks the canaries, wipes and frees the memory.  Calling it
 // again does nothing.  A damaged canary (a write past the end) aborts the
 // process, as mmkit_secret_free(3) does.  A frozen secret is made writable
 // first.
-func (s *Secret) Destroy() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.p == nil {
-		return
+func (s *Secret) Destroy() { s.destroy() }
+
+func (s *secret) destroy() {
+	if p := s.release(); p != nil && s.size > 0 {
+		C.mmkit_go_secret_free(C.uintptr_t(uintptr(p)))
 	}
-	if s.size == 0 {
-		s.p = nil
-		return
-	}
-	if s.pages {
-		C.mmkit_go_secret_protect(s.p, C.MMKIT_SECRET_READWRITE)
-	}
-	C.mmkit_secret_free(s.p)
-	s.p = nil
-	runtime.SetFinalizer(s, nil)
 }
 
 // Freeze makes a page secret read-only; a write then faults.
@@ -138,20 +291,26 @@ func (s *Secret) Freeze() error { return s.protect(C.MMKIT_SECRET_READONLY) }
 // Melt makes a page secret writable again.
 func (s *Secret) Melt() error { return s.protect(C.MMKIT_SECRET_READWRITE) }
 
-// Seal makes a page secret inaccessible: a read or a write faults until
-// Melt or Freeze.
-func (s *Secret) Seal() error { return s.protect(C.MMKIT_SECRET_NOACCESS) }
+// NoAccess makes a page secret inaccessible: a read or a write faults until
+// Melt or Freeze.  (memguard's Seal is another thing: it encrypts a buffer
+// into an Enclave and destroys it; mmkit has no Enclave.)
+func (s *Secret) NoAccess() error { return s.protect(C.MMKIT_SECRET_NOACCESS) }
 
 func (s *Secret) protect(access C.int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.p == nil {
+	p := s.use()
+	if p == nil {
 		return invalid("mmkit_secret_protect", "the secret was destroyed")
 	}
-	if s.size == 0 {
-		return nil
+	defer s.unuse()
+	if s.size > 0 {
+		if err := checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(p, access)); err != nil {
+			return err
+		}
 	}
-	return checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(s.p, access))
+	s.access = access
+	return nil
 }
 
 // SecretStats is what the allocator holds and how (mmkit_secret_stats(3)).

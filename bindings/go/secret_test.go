@@ -115,8 +115,8 @@ func TestSecretEmpty(t *testing.T) {
 		if b := s.Bytes(); b == nil || len(b) != 0 || s.Size() != 0 || !s.IsAlive() {
 			t.Errorf("empty secret: Bytes %v, Size %d, IsAlive %v", b, s.Size(), s.IsAlive())
 		}
-		if err := s.Seal(); err != nil {
-			t.Errorf("Seal of an empty secret: %v", err)
+		if err := s.NoAccess(); err != nil {
+			t.Errorf("NoAccess of an empty secret: %v", err)
 		}
 		if err := s.Melt(); err != nil {
 			t.Errorf("Melt of an empty secret: %v", err)
@@ -166,7 +166,7 @@ func readFaults(b []byte) (faulted bool) {
 // sink keeps readFaults' read from being optimised away.
 var sink byte
 
-func TestPageSecretFreezeMeltSeal(t *testing.T) {
+func TestPageSecretFreezeMeltNoAccess(t *testing.T) {
 	s, err := NewPageSecret(64)
 	if err != nil {
 		t.Fatal(err)
@@ -180,11 +180,11 @@ func TestPageSecretFreezeMeltSeal(t *testing.T) {
 	if b[0] != 7 || !writeFaults(b) {
 		t.Fatal("a frozen secret took a write or lost its byte")
 	}
-	if err := s.Seal(); err != nil {
+	if err := s.NoAccess(); err != nil {
 		t.Fatal(err)
 	}
 	if !readFaults(b) {
-		t.Fatal("a sealed secret could be read")
+		t.Fatal("an inaccessible secret could be read")
 	}
 	if err := s.Melt(); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,11 @@ struct mmkit_go_ptr mmkit_go_secret_alloc(size_t size, unsigned int flags)
 	return ptr_result(p, ret);
 }
 
+void mmkit_go_secret_free(uintptr_t p)
+{
+	mmkit_secret_free((void *)p);
+}
+
 struct mmkit_go_result mmkit_go_secret_protect(void *p, int access)
 {
 	return result(mmkit_secret_protect(p, access));

@@ -2,7 +2,8 @@
 
 // Package bench measures mmkit's Secret beside memguard's LockedBuffer:
 //
-//	go test -bench . -count 5        ns per 32-byte allocation and Destroy
+//	go test -bench . -count 5        CPU ns per 32-byte allocation and Destroy,
+//	                                 and the ratio to the C library's own
 //	go test -run Capacity -v         live 32-byte secrets under an 8 MiB
 //	                                 RLIMIT_MEMLOCK, as uid 65534 (root runs it)
 package bench
@@ -21,8 +22,53 @@ import (
 	mmkit "mmkit.dev/mmkit/bindings/go"
 )
 
+// cpuNanos is the CPU time the process has used, user and system, all
+// threads (the collector's too): unlike wall time, it does not count the
+// time other processes of a busy machine hold the CPUs.
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkAllocDestroy32 times a 32-byte secret's allocation and free:
+// the C library's own loop in one cgo call (C), the same two C calls made
+// from Go one cgo call each (cgo-floor: what crossing into C costs), the
+// binding (mmkit) and memguard.
+// Each reports its CPU time per pair (cpu-ns/op) and, but C, its ratio to
+// the C loop run again right after it for as many pairs (x-C): a busy
+// machine's speed drifts between rows, not within a pair of runs.
 func BenchmarkAllocDestroy32(b *testing.B) {
-	b.Run("mmkit", func(b *testing.B) {
+	timed := func(isC bool, run func(b *testing.B)) func(b *testing.B) {
+		return func(b *testing.B) {
+			start := cpuNanos()
+			run(b)
+			ns := float64(cpuNanos()-start) / float64(b.N)
+			b.ReportMetric(ns, "cpu-ns/op")
+			if isC {
+				return
+			}
+			b.StopTimer()
+			start = cpuNanos()
+			if err := allocFreeC(b.N, 32); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(ns*float64(b.N)/float64(cpuNanos()-start), "x-C")
+		}
+	}
+	b.Run("C", timed(true, func(b *testing.B) {
+		if err := allocFreeC(b.N, 32); err != nil {
+			b.Fatal(err)
+		}
+	}))
+	b.Run("cgo-floor", timed(false, func(b *testing.B) {
+		if err := allocFreeCgo(b.N, 32); err != nil {
+			b.Fatal(err)
+		}
+	}))
+	b.Run("mmkit", timed(false, func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			s, err := mmkit.NewSecret(32)
 			if err != nil {
@@ -31,14 +77,14 @@ func BenchmarkAllocDestroy32(b *testing.B) {
 			s.Bytes()[0] = 1
 			s.Destroy()
 		}
-	})
-	b.Run("memguard", func(b *testing.B) {
+	}))
+	b.Run("memguard", timed(false, func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			buf := memguard.NewBuffer(32)
 			buf.Bytes()[0] = 1
 			buf.Destroy()
 		}
-	})
+	}))
 }
 
 const childEnv = "MMKIT_GO_BENCH_CHILD"
