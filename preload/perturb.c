@@ -92,9 +92,10 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * Set while this thread is inside libmmkit, whose own allocations then go
- * straight to glibc: a large one would take table_lock again.
+ * straight to glibc: the library's memory is its own business, and a
+ * call made under table_lock must not come back for it.
  */
-static __thread int in_library __attribute__((tls_model("initial-exec")));
+__thread int in_library __attribute__((tls_model("initial-exec")));
 
 /*
  * MMKIT_STATS=1 (mmkit run --stats): one line on stderr at exit, as each
@@ -258,7 +259,7 @@ void large_each_overlapping(uintptr_t start, uintptr_t end, void (*fn)(struct la
  * glibc, and trying again costs a failed system call or two beside the
  * memset of 128 KiB or more that glibc's block then costs.
  */
-static struct mmkit_refpage *get_refpage(void)
+struct mmkit_refpage *get_refpage(void)
 {
 	unsigned int backend = MMKIT_REFPAGE_BACKEND_KMOD;
 	struct mmkit_refpage *rp = __atomic_load_n(&refpage, __ATOMIC_ACQUIRE), *none = NULL;
