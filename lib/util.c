@@ -23,6 +23,12 @@ void *mmkit__reallocarray(void *p, size_t n, size_t size)
 	return q;
 }
 
+int mmkit__passing(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EAGAIN ||
+	       err == -EINTR || err == -ENOBUFS;
+}
+
 int mmkit__check_range(const void *addr, size_t len, int aligned)
 {
 	uintptr_t start = (uintptr_t)addr;
