@@ -106,17 +106,20 @@ static void copy_to_anonymous(struct large *l)
 {
 	struct conversion c = { l->addr, NULL, 0 };
 	int saved = in_library, ret;
+	struct mmkit_refpage *rp;
 	void *mem;
 
 	if (l->anon)
 		return;
+	/* Made with the block, which is not anonymous memory. */
+	rp = get_refpage();
 	mem = mmap(NULL, l->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return;
 	c.copy = mem;
 	/* The walk's buffer is the library's: glibc's. */
 	in_library = 1;
-	ret = refpage__for_each_piece(get_refpage(), (void *)l->addr, l->cap, 0, convert_piece, &c);
+	ret = refpage__for_each_piece(rp, (void *)l->addr, l->cap, 0, convert_piece, &c);
 	in_library = saved;
 	if (c.moved < l->cap)
 		munmap(c.copy + c.moved, l->cap - c.moved);
