@@ -12,21 +12,11 @@
 # where it hangs about one run in thirty without it.  The last runs go
 # without the helper, as a program would.
 set -u
-shim="$MMKIT_BUILD/libmmkit-perturb.so"
-top=$(cd "$(dirname "$0")/.." && pwd)
 runs=${RUNS:-12}
 limit=${LIMIT:-20}
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-[ -f "$shim" ] || { echo "SKIP: no $shim (built without the shims)"; exit 77; }
-command -v cc >/dev/null 2>&1 || { echo "SKIP: no C compiler (cc)"; exit 77; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -o "$tmp/fork-loop" \
-	"$top/tests/perturb/fork-loop.c" || fail "fork-loop does not build"
-cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -shared -fPIC -o "$tmp/slow-lock.so" \
-	"$top/tests/perturb/slow-lock.c" -ldl || fail "slow-lock.so does not build"
+. "$(dirname "$0")/perturb/shim-test.sh"
+build fork-loop -pthread
+build slow-lock -shared -fPIC -ldl
 
 # run N PRELOAD: one run of fork-loop; a hang (timeout's 124) or any failure fails the test.
 run() {
@@ -42,7 +32,7 @@ run() {
 
 i=1
 while [ $i -le "$runs" ]; do
-	run $i "$tmp/slow-lock.so $shim"
+	run $i "$tmp/slow-lock $shim"
 	i=$((i + 1))
 done
 while [ $i -le $((2 * runs)) ]; do

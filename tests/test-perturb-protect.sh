@@ -13,36 +13,10 @@
 # glibc alone and with glibc's own MALLOC_PERTURB_ (SIGSEGV, the same
 # output).
 set -u
-shim="$MMKIT_BUILD/libmmkit-perturb.so"
-top=$(cd "$(dirname "$0")/.." && pwd)
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-[ -f "$shim" ] || { echo "SKIP: no $shim (built without the shims)"; exit 77; }
-command -v cc >/dev/null 2>&1 || { echo "SKIP: no C compiler (cc)"; exit 77; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$tmp/protect-lock" \
-	"$top/tests/perturb/protect-lock.c" || fail "protect-lock does not build"
+. "$(dirname "$0")/perturb/shim-test.sh"
+build protect-lock
+program=protect-lock
 ulimit -c 0 2>/dev/null
-
-# run NAME ARGS [VAR=VALUE...]: protect-lock's exit status, output and stderr in $tmp/NAME.*
-run() {
-	name=$1 args=$2
-	shift 2
-	# shellcheck disable=SC2086 # two words: the protection and the call
-	env "$@" "$tmp/protect-lock" $args >"$tmp/$name.out" 2>"$tmp/$name.err"
-	echo $? >"$tmp/$name.rc"
-}
-
-# same WHAT BASE OTHER: the two runs ended alike.
-same() {
-	[ "$(cat "$tmp/$2.rc")" = "$(cat "$tmp/$3.rc")" ] && cmp -s "$tmp/$2.out" "$tmp/$3.out" &&
-		return 0
-	echo "$2: exit $(cat "$tmp/$2.rc")" >&2; cat "$tmp/$2.out" >&2
-	echo "$3: exit $(cat "$tmp/$3.rc")" >&2; cat "$tmp/$3.out" >&2
-	fail "$1"
-}
 
 for prot in readonly mixed; do
 	for call in mlock dontfork wipeonfork; do
