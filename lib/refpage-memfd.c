@@ -111,21 +111,11 @@ static void files_lock_release(void)
 	pthread_mutex_unlock(&files_lock);
 }
 
-/*
- * Under files_lock: registers the fork handlers unless they are; 0 or
- * -errno.  A failure (no memory for the handler) is not remembered: the
- * next object tries again.
- */
+/* Under files_lock: the fork handlers, unless they are registered; 0 or -errno. */
 static int atfork_register(void)
 {
-	int ret;
-
-	if (atfork_done)
-		return 0;
-	/* pthread_atfork() returns an error number and leaves errno alone. */
-	ret = -pthread_atfork(files_lock_take, files_lock_release, files_lock_release);
-	atfork_done = !ret;
-	return ret;
+	return mmkit__atfork_register(&atfork_done, files_lock_take, files_lock_release,
+				      files_lock_release);
 }
 
 /*

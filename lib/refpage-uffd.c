@@ -488,21 +488,11 @@ static void uffd_atfork_child(void)
 	pthread_mutex_unlock(&uffd_lock);
 }
 
-/*
- * Under uffd_lock: registers the fork handlers unless they are; 0 or
- * -errno.  A failure (no memory for the handler) is not remembered: the
- * next object tries again.
- */
+/* Under uffd_lock: the fork handlers, unless they are registered; 0 or -errno. */
 static int uffd_atfork_register(void)
 {
-	int ret;
-
-	if (uffd_atfork_done)
-		return 0;
-	/* pthread_atfork() returns an error number and leaves errno alone. */
-	ret = -pthread_atfork(uffd_atfork_prepare, uffd_atfork_parent, uffd_atfork_child);
-	uffd_atfork_done = !ret;
-	return ret;
+	return mmkit__atfork_register(&uffd_atfork_done, uffd_atfork_prepare, uffd_atfork_parent,
+				      uffd_atfork_child);
 }
 
 /* At load, as the memfd backend's and for the same reasons (refpage-memfd.c). */
