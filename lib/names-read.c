@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,28 +476,35 @@ out:
  * Returns the descriptor, -ENOENT if there is nothing to read (the target
  * closed it meanwhile, a decoy, a file read already), or -errno.
  */
-static pthread_once_t memfd_dev_once = PTHREAD_ONCE_INIT;
 static dev_t memfd_dev_cached;
-static int memfd_dev_error;
+static int memfd_dev_known;
 
-static void memfd_dev_probe(void)
-{
-	struct stat st;
-	int fd = sys_memfd_create("mmkit-probe", MFD_CLOEXEC);
-
-	memfd_dev_error = fd < 0 ? fd : sys_fstat(fd, &st);
-	if (fd >= 0)
-		sys_close(fd);
-	if (!memfd_dev_error)
-		memfd_dev_cached = st.st_dev;
-}
-
-/* The device of every memfd, asked once of a memfd of our own. */
+/*
+ * The device of every memfd, asked of a memfd of our own.  Only the
+ * answer is remembered, not a failure to ask (out of descriptors): that
+ * would fail every later read of the process.  Racing first callers ask
+ * alike and store the same answer.
+ */
 static int memfd_device(dev_t *dev)
 {
-	pthread_once(&memfd_dev_once, memfd_dev_probe);
-	*dev = memfd_dev_cached;
-	return memfd_dev_error;
+	struct stat st;
+	int fd, ret;
+
+	if (__atomic_load_n(&memfd_dev_known, __ATOMIC_ACQUIRE)) {
+		*dev = __atomic_load_n(&memfd_dev_cached, __ATOMIC_RELAXED);
+		return 0;
+	}
+	fd = sys_memfd_create("mmkit-probe", MFD_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	ret = sys_fstat(fd, &st);
+	sys_close(fd);
+	if (ret)
+		return ret;
+	*dev = st.st_dev;
+	__atomic_store_n(&memfd_dev_cached, st.st_dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&memfd_dev_known, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static int registry_open(int dfd, const char *name, struct seen *seen,

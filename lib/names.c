@@ -7,53 +7,69 @@
  * itself, and /proc/PID/maps shows [anon:NAME].  Whether it has is found out
  * once per process by naming a fresh page of our own: without the option
  * prctl_set_vma() is a stub, and EINVAL from that valid call on a valid
- * anonymous range can mean nothing else.  uname() would say nothing about
+ * anonymous range can mean nothing else (any other failure is passing:
+ * asked again next time).  uname() would say nothing about
  * the configuration.  Elsewhere (Debian's kernels) names go to a registry
  * other processes can read (names-registry.c), so that tools report memory
  * by name on any kernel.  The registry also names what the kernel refuses
  * to: reference pages of a file (memfd, refpage.ko; mmkit_refpage(3)).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "names.h"
 
-static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
-static int kernel_ret;		/* prctl's answer: 0 if the kernel names VMAs */
-static int kernel_mmap_ret;	/* non-zero if no page could be mapped to ask */
+/*
+ * The kernel's answer, once it gave one: 0 if it names VMAs, -EINVAL if
+ * it cannot.  A failure to ask (no page could be mapped, prctl failing
+ * otherwise: out of memory) is not an answer and is not remembered.
+ * Racing first callers ask alike and store the same answer.
+ */
+static int kernel_answer;
+static int kernel_known;
 
-static void kernel_probe(void)
+/* The answer, or the passing -errno of this try; *@mapped 0 if no page could be mapped to ask. */
+static int kernel_names(int *mapped)
 {
 	size_t page = sys_page_size();
 	void *p;
+	int ret;
 
-	kernel_mmap_ret = sys_mmap(NULL, page, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &p);
-	if (kernel_mmap_ret) {
-		kernel_ret = kernel_mmap_ret;
-		return;
+	*mapped = 1;
+	if (__atomic_load_n(&kernel_known, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&kernel_answer, __ATOMIC_RELAXED);
+	ret = sys_mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+		       &p);
+	if (ret) {
+		*mapped = 0;
+		return ret;
 	}
-	kernel_ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, page,
-			       (unsigned long)"mmkit-probe");
+	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, page,
+			(unsigned long)"mmkit-probe");
 	sys_munmap(p, page);
+	if (!ret || ret == -EINVAL) {
+		__atomic_store_n(&kernel_answer, ret, __ATOMIC_RELAXED);
+		__atomic_store_n(&kernel_known, 1, __ATOMIC_RELEASE);
+	}
+	return ret;
 }
 
 int mmkit__kernel_names(void)
 {
-	pthread_once(&kernel_once, kernel_probe);
-	return kernel_ret;
+	int mapped;
+
+	return kernel_names(&mapped);
 }
 
 void mmkit__probe_names(struct mmkit_feature *f)
 {
-	int ret = mmkit__kernel_names();
+	int mapped, ret = kernel_names(&mapped);
 
 	if (!ret)
 		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "prctl",
 				   "prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME) works: kernel has CONFIG_ANON_VMA_NAME");
-	else if (kernel_mmap_ret)
+	else if (!mapped)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
 				   "could not map a page to try prctl(PR_SET_VMA): %s; using the registry",
 				   strerror(-ret));
@@ -126,8 +142,14 @@ static int set_name(void *addr, size_t len, const char *name)
 		ret = name_range(addr, len, &start, &end);
 	if (ret || start == end)
 		return ret;
-	if (mmkit__kernel_names())
+	/* Not knowing yet (no memory to ask): the name must not go where it would not count. */
+	ret = mmkit__kernel_names();
+	if (ret == -EINVAL)
 		return mmkit__registry_name(start, end, name, 0);
+	if (ret) {
+		mmkit__error_detail(ret, "cannot ask the kernel whether it names memory");
+		return ret;
+	}
 	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)addr, len,
 			(unsigned long)name);
 	/*

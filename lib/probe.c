@@ -2,11 +2,12 @@
 /*
  * mmkit_probe(): what this kernel offers and which backend each feature
  * uses.  Each feature's own file answers for it (feature.h); this file
- * only gathers the answers, once per process, and caches them like the
- * features cache their own decisions.
+ * only gathers the answers, at every call: each feature keeps what it
+ * decided for good (a backend that works, a kernel that refuses), and
+ * nothing else may be kept here, or a passing failure of the first call
+ * (out of descriptors) would be the answer for the life of the process.
  */
 #include <errno.h>
-#include <pthread.h>
 
 #include "internal.h"
 
@@ -26,9 +27,6 @@ static const char *const status_names[] = {
 	[MMKIT_STATUS_NOT_IMPLEMENTED]	= "not_implemented",
 };
 
-static struct mmkit_features cached;
-static pthread_once_t cached_once = PTHREAD_ONCE_INIT;
-
 MMKIT_EXPORT const char *mmkit_feature_name(enum mmkit_feature_id id)
 {
 	if ((unsigned int)id >= MMKIT_FEATURE_COUNT)
@@ -43,22 +41,19 @@ MMKIT_EXPORT const char *mmkit_status_name(enum mmkit_status status)
 	return status_names[status];
 }
 
-static void probe_all(void)
-{
-	mmkit__probe_refpage(&cached.feature[MMKIT_FEATURE_REFPAGE]);
-	mmkit__probe_names(&cached.feature[MMKIT_FEATURE_NAMES]);
-	mmkit__probe_pac(&cached.feature[MMKIT_FEATURE_PAC]);
-	mmkit__probe_secret(&cached.feature[MMKIT_FEATURE_SECRET]);
-	mmkit__probe_lock(&cached.feature[MMKIT_FEATURE_LOCK_ONFAULT]);
-	mmkit__probe_userfaultfd(&cached.feature[MMKIT_FEATURE_USERFAULTFD]);
-}
-
 static int probe(struct mmkit_features *f)
 {
+	struct mmkit_features all = { 0 };
+
 	if (!f)
 		return -EINVAL;
-	pthread_once(&cached_once, probe_all);
-	*f = cached;
+	mmkit__probe_refpage(&all.feature[MMKIT_FEATURE_REFPAGE]);
+	mmkit__probe_names(&all.feature[MMKIT_FEATURE_NAMES]);
+	mmkit__probe_pac(&all.feature[MMKIT_FEATURE_PAC]);
+	mmkit__probe_secret(&all.feature[MMKIT_FEATURE_SECRET]);
+	mmkit__probe_lock(&all.feature[MMKIT_FEATURE_LOCK_ONFAULT]);
+	mmkit__probe_userfaultfd(&all.feature[MMKIT_FEATURE_USERFAULTFD]);
+	*f = all;
 	return 0;
 }
 

@@ -63,8 +63,10 @@ static int kmod_ioctl_create(int dev, const void *pattern, size_t size,
 
 /*
  * Whether the loaded module tags, found by asking it for a tagged page
- * once and remembered: 1 yes, else the -errno of its answer (0: not asked
- * yet).  Racing first callers ask alike and store the same answer.
+ * and remembered once it answered: 1 yes, else the -errno of its refusal
+ * (0: no answer yet).  A failure that is no answer (no descriptor left
+ * for the page, no memory) is not remembered: the next call asks again.
+ * Racing first callers ask alike and store the same answer.
  */
 static int kmod_tag_answer;
 
@@ -85,7 +87,8 @@ static int kmod_can_tag(char *why, size_t len)
 		if (fd >= 0)
 			sys_close(fd);
 		answer = fd >= 0 ? 1 : fd;
-		__atomic_store_n(&kmod_tag_answer, answer, __ATOMIC_RELAXED);
+		if (answer == 1 || answer == -EOPNOTSUPP || answer == -ENOTTY || answer == -EINVAL)
+			__atomic_store_n(&kmod_tag_answer, answer, __ATOMIC_RELAXED);
 	}
 	if (answer == 1)
 		return 0;

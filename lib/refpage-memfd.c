@@ -47,8 +47,8 @@ struct refpage_pattern_file {
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct refpage_pattern_file *files;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static int atfork_error;
+/* The fork handlers that hold files_lock across fork(2) are registered: under files_lock. */
+static int atfork_done;
 
 /*
  * MFD_NOEXEC_SEAL (6.3) keeps the pattern from ever being executable and
@@ -111,10 +111,29 @@ static void files_lock_release(void)
 	pthread_mutex_unlock(&files_lock);
 }
 
-static void atfork_register(void)
+/* Under files_lock: the fork handlers, unless they are registered; 0 or -errno. */
+static int atfork_register(void)
 {
-	/* pthread_atfork() returns an error number and leaves errno alone. */
-	atfork_error = -pthread_atfork(files_lock_take, files_lock_release, files_lock_release);
+	return mmkit__atfork_register(&atfork_done, files_lock_take, files_lock_release,
+				      files_lock_release);
+}
+
+/*
+ * The handlers are registered when the library is loaded, before the
+ * program starts threads or registers handlers of its own: fork(2) runs
+ * prepare handlers last registered first, so it takes files_lock after
+ * every lock a program's handlers take, and a program may hold one of
+ * those around a call that takes files_lock (a malloc that the perturb
+ * shim serves from reference pages, a binding's own lock around
+ * mmkit_refpage_map()).  Registered at the first object instead, the
+ * order would depend on what the program did first, and a fork racing
+ * that first object could copy files_lock held into the child.
+ */
+__attribute__((constructor)) static void atfork_at_load(void)
+{
+	pthread_mutex_lock(&files_lock);
+	atfork_register();
+	pthread_mutex_unlock(&files_lock);
 }
 
 static int same_pattern(const struct refpage_pattern_file *f, const struct mmkit_refpage *rp)
@@ -162,13 +181,12 @@ static int memfd_create_backend(struct mmkit_refpage *rp)
 	struct refpage_pattern_file *f;
 	int ret;
 
-	pthread_once(&atfork_once, atfork_register);
-	if (atfork_error)
-		return atfork_error;
 	pthread_mutex_lock(&files_lock);
-	for (f = files; f && !same_pattern(f, rp); f = f->next)
+	ret = atfork_register();
+	for (f = files; !ret && f && !same_pattern(f, rp); f = f->next)
 		;
-	ret = f ? 0 : file_new(rp, &f);
+	if (!ret && !f)
+		ret = file_new(rp, &f);
 	if (!ret) {
 		f->refs++;
 		rp->file = f;

@@ -92,8 +92,8 @@ static struct uffd_slot *uffd_blocks[BLOCKS];
 static unsigned int uffd_nslots;
 /* Bumped before a range is unregistered or a slot shrinks or goes. */
 static unsigned long uffd_table_gen;
-static pthread_once_t uffd_atfork_once = PTHREAD_ONCE_INIT;
-static int uffd_atfork_error;
+/* The fork handlers are registered: under uffd_lock. */
+static int uffd_atfork_done;
 /* Kernels before 5.11 refuse UFFD_USER_MODE_ONLY: asked once, remembered. */
 static int user_mode_only_refused;
 
@@ -488,11 +488,19 @@ static void uffd_atfork_child(void)
 	pthread_mutex_unlock(&uffd_lock);
 }
 
-static void uffd_atfork_register(void)
+/* Under uffd_lock: the fork handlers, unless they are registered; 0 or -errno. */
+static int uffd_atfork_register(void)
 {
-	/* pthread_atfork() returns an error number and leaves errno alone. */
-	uffd_atfork_error = -pthread_atfork(uffd_atfork_prepare, uffd_atfork_parent,
-					    uffd_atfork_child);
+	return mmkit__atfork_register(&uffd_atfork_done, uffd_atfork_prepare, uffd_atfork_parent,
+				      uffd_atfork_child);
+}
+
+/* At load, as the memfd backend's and for the same reasons (refpage-memfd.c). */
+__attribute__((constructor)) static void uffd_atfork_at_load(void)
+{
+	pthread_mutex_lock(&uffd_lock);
+	uffd_atfork_register();
+	pthread_mutex_unlock(&uffd_lock);
 }
 
 /* Under uffd_lock: every object checks the handler; the first opens the userfaultfd. */
@@ -543,13 +551,11 @@ static int uffd_create(struct mmkit_refpage *rp)
 	for (off = 0; off < BATCH_MAX * page; off += page)
 		memcpy(rp->batch_src + off, rp->page, page);
 	/* Without the fork handler a child would read zeros: no object then. */
-	pthread_once(&uffd_atfork_once, uffd_atfork_register);
-	ret = uffd_atfork_error;
-	if (!ret) {
-		pthread_mutex_lock(&uffd_lock);
+	pthread_mutex_lock(&uffd_lock);
+	ret = uffd_atfork_register();
+	if (!ret)
 		ret = uffd_get();
-		pthread_mutex_unlock(&uffd_lock);
-	}
+	pthread_mutex_unlock(&uffd_lock);
 	if (ret)
 		sys_munmap(mem, BATCH_MAX * page);
 	return ret;

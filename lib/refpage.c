@@ -77,29 +77,36 @@ MMKIT_EXPORT int mmkit_refpage_backend_flag(const char *name)
 }
 
 /*
- * The best fully correct backend, decided once per process: a backend the
- * kernel refused (no refpage_create(2), no /dev/refpage, memfd_create
- * failing) is not retried.
+ * The best fully correct backend, decided for the process once each
+ * better one is refused for good (no refpage_create(2), no /dev/refpage):
+ * a passing failure of one (EMFILE: mmkit__passing()) decides nothing,
+ * neither that no backend works nor that a worse one is the best.
  */
 static const struct refpage_backend *default_backend;
-static int default_error;
-static char default_why[MMKIT_REASON_MAX] = "no backend keeps the whole contract";
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
-static void choose_default(void)
+static int choose_default(const struct refpage_backend **out)
 {
+	char why[MMKIT_REASON_MAX] = "no backend keeps the whole contract";
+	int ret = -ENOSYS, passing = 0;
 	size_t i;
 
-	default_error = -ENOSYS;
+	*out = __atomic_load_n(&default_backend, __ATOMIC_ACQUIRE);
+	if (*out)
+		return 0;
 	for (i = 0; i < NBACKENDS; i++) {
 		if (backends[i]->contract != MMKIT_REFPAGE_FULL_CONTRACT)
 			continue;
-		default_error = backends[i]->available(default_why, sizeof(default_why));
-		if (!default_error) {
-			default_backend = backends[i];
-			return;
+		ret = backends[i]->available(why, sizeof(why));
+		if (!ret) {
+			*out = backends[i];
+			if (!passing)
+				__atomic_store_n(&default_backend, *out, __ATOMIC_RELEASE);
+			return 0;
 		}
+		passing |= mmkit__passing(ret);
 	}
+	mmkit__error_detail(ret, "no reference-page backend: %s", why);
+	return ret;
 }
 
 /* 0 if @be serves tagged pages here (MTE available), else -errno and why. */
@@ -150,14 +157,8 @@ static int select_backend(unsigned int flags, const struct refpage_backend **out
 		env = secure_getenv(REFPAGE_ENV);
 		if ((!env || !*env) && (flags & MMKIT_REFPAGE_TAGGED))
 			return tagged_default(out);
-		if (!env || !*env) {
-			pthread_once(&default_once, choose_default);
-			*out = default_backend;
-			if (!default_backend)
-				mmkit__error_detail(default_error, "no reference-page backend: %s",
-						    default_why);
-			return default_backend ? 0 : default_error;
-		}
+		if (!env || !*env)
+			return choose_default(out);
 		be = backend_by_name(env);
 		if (!be) {
 			mmkit__error_detail(-EINVAL, REFPAGE_ENV "=%.32s: " NO_BACKEND, env);

@@ -60,20 +60,25 @@ static void fall_back(const char *why)
  * Linux 6.1 maps secretmem without charging RLIMIT_MEMLOCK (VmLck stays
  * 0) and charges at fault time, where going over the limit is a SIGBUS;
  * later kernels charge at mmap and refuse with EAGAIN.  One page mapped
- * from @fd tells which: on the former, mmkit keeps the count itself.
+ * from @fd tells which (1: at mmap, 0: at fault): on the former, mmkit
+ * keeps the count itself.  -errno if it could not tell.
  */
 static int secretmem_charges_at_mmap(int fd)
 {
 	struct mmkit_memlock before, after;
 	void *p;
-	int charged;
+	int ret;
 
-	if (mmkit_memlock_check(NULL, 0, &before) || sys_ftruncate(fd, (off_t)S.page) ||
-	    sys_mmap(NULL, S.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &p))
-		return 0;
-	charged = !mmkit_memlock_check(NULL, 0, &after) && after.locked >= before.locked + S.page;
+	ret = mmkit_memlock_check(NULL, 0, &before);
+	if (!ret)
+		ret = sys_ftruncate(fd, (off_t)S.page);
+	if (!ret)
+		ret = sys_mmap(NULL, S.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &p);
+	if (ret)
+		return ret;
+	ret = mmkit_memlock_check(NULL, 0, &after);
 	sys_munmap(p, S.page);
-	return charged;
+	return ret ? ret : after.locked >= before.locked + S.page;
 }
 
 /* 0 if @len more bytes of secretmem fit RLIMIT_MEMLOCK where the kernel charges at fault. */
@@ -103,9 +108,13 @@ int secret__choose_backend(void)
 	const char *require = secure_getenv("MMKIT_SECRET_REQUIRE");
 	struct mmkit_memlock m;
 	char why[160];
-	int fd;
+	int fd, charged, ret;
 
-	S.memlock_exempt = !mmkit_memlock_check(NULL, 0, &m) && m.exempt;
+	/* A passing failure decides nothing (refused()): asked again at the next call. */
+	ret = mmkit_memlock_check(NULL, 0, &m);
+	if (ret && mmkit__passing(ret))
+		return ret;
+	S.memlock_exempt = !ret && m.exempt;
 	if (require && !strcmp(require, "1"))
 		S.required_by = "MMKIT_SECRET_REQUIRE=1";
 	if (force && !strcmp(force, "memfd_secret"))
@@ -122,8 +131,12 @@ int secret__choose_backend(void)
 		fall_back(why);
 		return 0;
 	}
-	S.charged_at_fault = !secretmem_charges_at_mmap(fd);
+	charged = secretmem_charges_at_mmap(fd);
 	sys_close(fd);
+	if (charged < 0 && mmkit__passing(charged))
+		return charged;
+	/* Where VmLck cannot be read (no /proc), mmkit counts itself. */
+	S.charged_at_fault = charged != 1;
 	S.backend = BACKEND_SECRETMEM;
 	snprintf(S.reason, sizeof(S.reason), "memfd_secret(2) works: pages leave the kernel direct map%s",
 		 force && strcmp(force, "memfd_secret") ?

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -22,6 +23,25 @@ void *mmkit__reallocarray(void *p, size_t n, size_t size)
 
 	errno = saved;
 	return q;
+}
+
+int mmkit__passing(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EAGAIN ||
+	       err == -EINTR || err == -ENOBUFS;
+}
+
+int mmkit__atfork_register(int *done, void (*prepare)(void), void (*parent)(void),
+			   void (*child)(void))
+{
+	int ret;
+
+	if (*done)
+		return 0;
+	/* pthread_atfork() returns an error number and leaves errno alone. */
+	ret = -pthread_atfork(prepare, parent, child);
+	*done = !ret;
+	return ret;
 }
 
 int mmkit__check_range(const void *addr, size_t len, int aligned)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
  * Helpers of every lib/ file that are not system calls: allocation that
- * leaves errno alone, and range arithmetic.  Not installed.
+ * leaves errno alone, range arithmetic, which failures pass, and fork
+ * handlers registered until it works.  Not installed.
  */
 #ifndef MMKIT_UTIL_H
 #define MMKIT_UTIL_H
@@ -20,6 +21,22 @@ void *mmkit__reallocarray(void *p, size_t n, size_t size);
  * @aligned.
  */
 int mmkit__check_range(const void *addr, size_t len, int aligned);
+
+/*
+ * 1 if -errno @err is a passing failure (out of descriptors or memory,
+ * interrupted), which must not be remembered as an answer: the same call
+ * may succeed a moment later.  Feature detection caches only what the
+ * kernel answered.
+ */
+int mmkit__passing(int err);
+
+/*
+ * Under the lock the handlers take: registers them with pthread_atfork(3)
+ * unless *@done, then sets *@done; 0 or -errno.  A failure (no memory for
+ * the handler) is not remembered: the next call tries again.
+ */
+int mmkit__atfork_register(int *done, void (*prepare)(void), void (*parent)(void),
+			   void (*child)(void));
 
 /* @len rounded up to whole pages; 0 when that wraps. */
 static inline size_t mmkit__page_round_up(size_t len)

@@ -5,7 +5,7 @@
  * file or device mapping, on which some advice fails (MADV_WIPEONFORK) and
  * mlock of refpage.ko's pages locks nothing: before such a call goes on
  * to the kernel, every large block it covers becomes anonymous memory with
- * the same bytes.  After mlockall(MCL_FUTURE), until munlockall(), new
+ * the same bytes and the same protection.  After mlockall(MCL_FUTURE), until munlockall(), new
  * large blocks are glibc's (refpage_block() in perturb.c).
  *
  * A file of its own beside the allocator (perturb.c): what the kernel's
@@ -14,6 +14,7 @@
  * large_each_overlapping() (perturb.h).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include <sys/uio.h>
 
 #include "perturb.h"
+#include "refpage.h"
 #include "shim.h"
 
 /* mlockall(MCL_FUTURE) is in force: see refpage_block(). */
@@ -48,35 +50,80 @@ void kernel_setup(void)
 		abort();
 }
 
+/* A large range being made anonymous memory: its copy, and how much of that is in place. */
+struct conversion {
+	uintptr_t addr;
+	unsigned char *copy;
+	size_t moved;		/* bytes from the start */
+};
+
 /*
- * Replaces large range @l with anonymous memory holding the same bytes,
- * unless it is anonymous memory already; called with table_lock held.
- * The copy goes through process_vm_readv(2), which fails on pages the
- * program made unreadable where memcpy would fault: such a block stays as
- * it is.  A write by another thread to the block while it is copied may
- * be lost.
+ * Copies @piece (one mapping of the range, one protection; pieces come in
+ * address order) into its place in the copy, gives it the piece's
+ * protection and moves it over the piece with mremap(2), which replaces
+ * the old pages at once: the block never has a hole, nor a page with
+ * another protection than the program gave it.  The copy goes through
+ * process_vm_readv(2), which fails where memcpy would fault (the program
+ * unmapped part of its block meanwhile); a piece the program made
+ * unreadable is made readable for the copy, then given its protection
+ * back.
+ */
+static int convert_piece(struct mmkit_refpage *rp, const struct refpage_piece *piece, void *arg)
+{
+	struct conversion *c = arg;
+	size_t len = piece->end - piece->start, off = piece->start - c->addr;
+	struct iovec to = { c->copy + off, len }, from = { (void *)piece->start, len };
+	int unreadable = !(piece->prot & PROT_READ), ret = 0;
+
+	(void)rp;
+	if (unreadable && mprotect(from.iov_base, len, piece->prot | PROT_READ))
+		return -EACCES;
+	if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) != (ssize_t)len)
+		ret = -EFAULT;
+	if (unreadable)
+		mprotect(from.iov_base, len, piece->prot);
+	if (!ret && piece->prot != (PROT_READ | PROT_WRITE) &&
+	    mprotect(to.iov_base, len, piece->prot))
+		ret = -EACCES;
+	if (!ret && mremap(to.iov_base, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, from.iov_base) ==
+	    MAP_FAILED)
+		ret = -ENOMEM;
+	if (!ret)
+		c->moved = off + len;
+	return ret;
+}
+
+/*
+ * Replaces large range @l with anonymous memory holding the same bytes
+ * with the same protection, page for page (PROT_EXEC too), unless it is
+ * anonymous memory already; called with table_lock held.  Its pieces and
+ * their protection are read from /proc/self/maps (libmmkit's walk of a
+ * range, which takes no lock).  Should a step fail, the pieces not moved
+ * yet stay as they are, the block whole: the next call tries again.  A
+ * write by another thread to the block while it is copied may be lost.
  */
 static void copy_to_anonymous(struct large *l)
 {
-	struct iovec to, from;
+	struct conversion c = { l->addr, NULL, 0 };
+	int saved = in_library, ret;
+	struct mmkit_refpage *rp;
 	void *mem;
 
 	if (l->anon)
 		return;
+	/* Made with the block, which is not anonymous memory. */
+	rp = get_refpage();
 	mem = mmap(NULL, l->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return;
-	to.iov_base = mem;
-	to.iov_len = l->cap;
-	from.iov_base = (void *)l->addr;
-	from.iov_len = l->cap;
-	if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) != (ssize_t)l->cap ||
-	    mremap(mem, l->cap, l->cap, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)l->addr) ==
-	    MAP_FAILED) {
-		munmap(mem, l->cap);
-		return;
-	}
-	l->anon = 1;
+	c.copy = mem;
+	/* The walk's buffer is the library's: glibc's. */
+	in_library = 1;
+	ret = refpage__for_each_piece(rp, (void *)l->addr, l->cap, 0, convert_piece, &c);
+	in_library = saved;
+	if (c.moved < l->cap)
+		munmap(c.copy + c.moved, l->cap - c.moved);
+	l->anon = !ret;
 }
 
 /*

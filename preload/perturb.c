@@ -70,22 +70,32 @@ static unsigned char fresh_fill, freed_fill;
 static int perturbing;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
+/* The reference-page object, made at the first large block (get_refpage()). */
 static struct mmkit_refpage *refpage;
-static int refpage_failed;
 
 /*
- * table_lock guards the table of large ranges and every call into
- * libmmkit, and fork(2) takes it first: a fork while another thread holds
- * the refpage object's own lock would leave that lock held for ever in
- * the child.
+ * table_lock guards the table of large ranges and nothing else: it is
+ * never held across a call into libmmkit, whose memfd backend takes a
+ * lock of its own (files_lock, when its pattern file grows), nor across
+ * anything else that takes a lock of the shim or of the library.  So no
+ * thread ever waits for another lock while holding it, and fork(2), whose
+ * handlers take it and the library's, cannot meet a thread that holds one
+ * and waits for the other.  (A large malloc used to map its pieces under
+ * table_lock, taking files_lock inside it, while fork took files_lock,
+ * registered later, before table_lock: the two hung each other.)  Both
+ * are registered when the shim is loaded (here and in libmmkit's
+ * refpage-memfd.c), before any handler the program registers, so that
+ * fork takes them after the program's own locks, which a program may hold
+ * around a malloc that ends up here.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * Set while this thread is inside libmmkit, whose own allocations then go
- * straight to glibc: a large one would take table_lock again.
+ * straight to glibc: the library's memory is its own business, and a
+ * call made under table_lock must not come back for it.
  */
-static __thread int in_library __attribute__((tls_model("initial-exec")));
+__thread int in_library __attribute__((tls_model("initial-exec")));
 
 /*
  * MMKIT_STATS=1 (mmkit run --stats): one line on stderr at exit, as each
@@ -239,32 +249,43 @@ void large_each_overlapping(uintptr_t start, uintptr_t end, void (*fn)(struct la
 }
 
 /*
- * The reference-page object, made on first use; called with table_lock
- * held.  kmod where /dev/refpage exists, else memfd, whatever
- * MMKIT_REFPAGE_BACKEND says: uffd cannot serve the kernel's own accesses
- * (read(2) into a fresh buffer fails with EFAULT) and its untouched pages
- * read as zeros once moved, as every piece here is.
+ * The reference-page object, made on first use: kmod where /dev/refpage
+ * exists, else memfd, whatever MMKIT_REFPAGE_BACKEND says: uffd cannot
+ * serve the kernel's own accesses (read(2) into a fresh buffer fails with
+ * EFAULT) and its untouched pages read as zeros once moved, as every piece
+ * here is.  Threads making their first large block at once each make one;
+ * the first stored is kept, the others destroyed.  A failure is not
+ * remembered: one passing EMFILE must not send every later large block to
+ * glibc, and trying again costs a failed system call or two beside the
+ * memset of 128 KiB or more that glibc's block then costs.
  */
-static struct mmkit_refpage *get_refpage(void)
+struct mmkit_refpage *get_refpage(void)
 {
 	unsigned int backend = MMKIT_REFPAGE_BACKEND_KMOD;
+	struct mmkit_refpage *rp = __atomic_load_n(&refpage, __ATOMIC_ACQUIRE), *none = NULL;
 
-	if (!refpage && !refpage_failed) {
-		in_library = 1;
-		if (mmkit_refpage_backend_available(backend, NULL, 0))
-			backend = MMKIT_REFPAGE_BACKEND_MEMFD;
-		if (mmkit_refpage_create(&refpage, &fresh_fill, 1, backend))
-			refpage_failed = 1;
-		in_library = 0;
+	if (rp)
+		return rp;
+	in_library = 1;
+	if (mmkit_refpage_backend_available(backend, NULL, 0))
+		backend = MMKIT_REFPAGE_BACKEND_MEMFD;
+	if (mmkit_refpage_create(&rp, &fresh_fill, 1, backend)) {
+		rp = NULL;
+	} else if (!__atomic_compare_exchange_n(&refpage, &none, rp, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+		mmkit_refpage_destroy(rp);
+		rp = none;
 	}
-	return refpage;
+	in_library = 0;
+	return rp;
 }
 
 /*
- * Fills [start, start + len) with pattern pieces of the refpage object;
- * called with table_lock held.  The range is ours (a reservation), so MREMAP_FIXED replaces it.
+ * Fills [start, start + len) with pattern pieces of @rp.  The range is
+ * ours (a reservation nobody else knows of yet), so MREMAP_FIXED replaces
+ * it.
  */
-static int fill_with_pieces(uintptr_t start, size_t len)
+static int fill_with_pieces(struct mmkit_refpage *rp, uintptr_t start, size_t len)
 {
 	size_t off, n;
 	void *piece;
@@ -273,7 +294,7 @@ static int fill_with_pieces(uintptr_t start, size_t len)
 	in_library = 1;
 	for (off = 0; off < len && !ret; off += n) {
 		n = len - off < PIECE ? len - off : PIECE;
-		ret = mmkit_refpage_map(refpage, n, PROT_READ | PROT_WRITE, &piece);
+		ret = mmkit_refpage_map(rp, n, PROT_READ | PROT_WRITE, &piece);
 		if (ret)
 			break;
 		if (mremap(piece, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
@@ -288,13 +309,14 @@ static int fill_with_pieces(uintptr_t start, size_t len)
 
 /*
  * [*start, *start + cap) aligned to @align, reading as the fill, or zero
- * when @zero (calloc: page aligned is enough); called with table_lock
- * held.  Zero memory or one page-aligned piece is one mmap; anything else
- * is fitted into a reservation.
+ * when @zero (calloc: page aligned is enough); not under table_lock.
+ * Zero memory or one page-aligned piece is one mmap; anything else is
+ * fitted into a reservation.
  */
 static int map_range(size_t cap, size_t align, int zero, uintptr_t *start)
 {
 	size_t page = page_size(), slack = align > page ? align - page : 0;
+	struct mmkit_refpage *rp;
 	uintptr_t base;
 	void *mem;
 	int ret;
@@ -304,11 +326,12 @@ static int map_range(size_t cap, size_t align, int zero, uintptr_t *start)
 		*start = (uintptr_t)mem;
 		return mem == MAP_FAILED ? -1 : 0;
 	}
-	if (!get_refpage())
+	rp = get_refpage();
+	if (!rp)
 		return -1;
 	if (!slack && cap <= PIECE) {
 		in_library = 1;
-		ret = mmkit_refpage_map(refpage, cap, PROT_READ | PROT_WRITE, &mem);
+		ret = mmkit_refpage_map(rp, cap, PROT_READ | PROT_WRITE, &mem);
 		in_library = 0;
 		*start = (uintptr_t)mem;
 		return ret;
@@ -325,7 +348,7 @@ static int map_range(size_t cap, size_t align, int zero, uintptr_t *start)
 		munmap(mem, *start - base);
 	if (base + slack > *start)
 		munmap((void *)(*start + cap), base + slack - *start);
-	if (fill_with_pieces(*start, cap)) {
+	if (fill_with_pieces(rp, *start, cap)) {
 		munmap((void *)*start, cap);
 		return -1;
 	}
@@ -335,32 +358,34 @@ static int map_range(size_t cap, size_t align, int zero, uintptr_t *start)
 /*
  * Maps a large range of @size bytes aligned to @align (a power of two):
  * reading as the fill, or zero when @zero.  NULL when it cannot, errno
- * untouched: the caller decides.
+ * untouched: the caller decides.  The range is mapped before table_lock
+ * is taken (see there), then entered in the table: nobody else can know
+ * its address before.
  */
 static void *large_map(size_t size, size_t align, int zero)
 {
 	size_t page = page_size(), cap = (size + page - 1) & ~(page - 1);
 	struct large l;
 	uintptr_t start;
+	int ret;
 
 	if (size > PTRDIFF_MAX)
 		return NULL;
-	lock_table();
 	if (map_range(cap, align, zero, &start)) {
-		unlock_table();
 		shim_count(&large_from_glibc, 1);
 		return NULL;
 	}
 	l.addr = start;
 	l.cap = cap;
 	l.anon = zero;
-	if (table_insert(&l)) {
-		unlock_table();
+	lock_table();
+	ret = table_insert(&l);
+	unlock_table();
+	if (ret) {
 		munmap((void *)start, cap);
 		shim_count(&large_from_glibc, 1);
 		return NULL;
 	}
-	unlock_table();
 	shim_count(&large_blocks, 1);
 	shim_count(&large_bytes, size);
 	return (void *)start;

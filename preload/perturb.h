@@ -20,9 +20,14 @@ struct large {
 	int anon;
 };
 
+struct mmkit_refpage;
+
 /* perturb.c: the allocator. */
+/* Set while this thread is inside libmmkit, whose allocations then go straight to glibc. */
+extern __thread int in_library __attribute__((tls_model("initial-exec")));
 void set_up(void);
 int perturb_on(void);
+struct mmkit_refpage *get_refpage(void);
 void large_each_overlapping(uintptr_t start, uintptr_t end, void (*fn)(struct large *l));
 
 /* perturb-lock.c: the wrappers. */

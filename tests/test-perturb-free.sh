@@ -10,37 +10,12 @@
 # with MALLOC_CHECK_=3, preloaded after the shim as `mmkit run` does with
 # a caller's LD_PRELOAD.
 set -u
-shim="$MMKIT_BUILD/libmmkit-perturb.so"
-top=$(cd "$(dirname "$0")/.." && pwd)
 modes="double double-fast double-big non-heap interior"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-[ -f "$shim" ] || { echo "SKIP: no $shim (built without the shims)"; exit 77; }
-command -v cc >/dev/null 2>&1 || { echo "SKIP: no C compiler (cc)"; exit 77; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$tmp/bad-free" \
-	"$top/tests/perturb/bad-free.c" || fail "bad-free does not build"
+. "$(dirname "$0")/perturb/shim-test.sh"
+build bad-free
+program=bad-free
 # The core dumps of the aborts are not wanted.
 ulimit -c 0 2>/dev/null
-
-# run NAME MODE [VAR=VALUE...]: bad-free MODE's exit status and output in $tmp/NAME.
-run() {
-	name=$1 mode=$2
-	shift 2
-	env "$@" "$tmp/bad-free" "$mode" >"$tmp/$name.out" 2>"$tmp/$name.err"
-	echo $? >"$tmp/$name.rc"
-}
-
-# same WHAT BASE SHIMMED: the two runs ended alike.
-same() {
-	[ "$(cat "$tmp/$2.rc")" = "$(cat "$tmp/$3.rc")" ] &&
-		cmp -s "$tmp/$2.out" "$tmp/$3.out" && return 0
-	echo "without the shim: exit $(cat "$tmp/$2.rc"), $(cat "$tmp/$2.out" "$tmp/$2.err")" >&2
-	echo "with the shim:    exit $(cat "$tmp/$3.rc"), $(cat "$tmp/$3.out" "$tmp/$3.err")" >&2
-	fail "$1"
-}
 
 run probe shim LD_PRELOAD="$shim" MALLOC_PERTURB_=90
 grep -qx 'large block byte: 165' "$tmp/probe.out" || fail "the shim is not in use (no 90 ^ 0xff fill)"

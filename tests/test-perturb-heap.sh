@@ -9,17 +9,8 @@
 # glibc's own MALLOC_PERTURB_ (its fill costs RSS and skips tcache chunks):
 # the checks can fail.
 set -u
-shim="$MMKIT_BUILD/libmmkit-perturb.so"
-top=$(cd "$(dirname "$0")/.." && pwd)
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-[ -f "$shim" ] || { echo "SKIP: no $shim (built without the shims)"; exit 77; }
-command -v cc >/dev/null 2>&1 || { echo "SKIP: no C compiler (cc)"; exit 77; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -o "$tmp/heap-check" \
-	"$top/tests/perturb/heap-check.c" || fail "heap-check does not build"
+. "$(dirname "$0")/perturb/shim-test.sh"
+build heap-check -pthread
 
 for byte in 85 1 0x7f 255; do
 	LD_PRELOAD="$shim" MALLOC_PERTURB_=$byte "$tmp/heap-check" ||

@@ -69,7 +69,7 @@ type Feature struct {
 }
 
 // Probe reports what this kernel supports for each feature, which backend
-// each uses, and why (mmkit_probe(3)).  The answer is cached per process.
+// each uses, and why (mmkit_probe(3)), asked again at each call.
 func Probe() ([]Feature, error) {
 	var f C.struct_mmkit_features
 	if err := checkResult("mmkit_probe", C.mmkit_go_probe(&f)); err != nil {

@@ -84,7 +84,7 @@ impl Probe {
     }
 }
 
-/// Probes every feature (`mmkit_probe`; cached by the library per process).
+/// Probes every feature (`mmkit_probe`, asked again at each call).
 pub fn probe() -> Result<Probe> {
     // SAFETY: an all-zero mmkit_features is valid (integers and arrays).
     let mut all: sys::mmkit_features = unsafe { std::mem::zeroed() };

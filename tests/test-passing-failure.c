@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * A passing failure is not remembered (issue 29).  What the library finds
+ * out once per process (the device of memfds that the registry reader
+ * compares with, the default reference-page backend, whether the kernel
+ * names memory, how the kernel charges secret memory, mmkit_probe()'s
+ * answers) must keep the kernel's answers only, never a failure to ask.
+ *
+ * Each scenario runs in a fresh child (the answers are per process) once
+ * for each number of descriptors left to open, 0 to SPARE_MAX
+ * (RLIMIT_NOFILE's soft limit lowered): its first call may fail, and must
+ * then succeed once the limit is back, with the answer a process that
+ * never ran short gets.  At least one count must have made the first call
+ * fail, or nothing was tried.  Then the naming probe with no page to map
+ * (the fault switch of lib/sys.c).
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include "harness.h"
+#include "mmkit.h"
+#include "names.h"
+#include "secret.h"
+#include "sys.h"
+
+#define SPARE_MAX	12
+/* A child's exit code when its first call failed and the second worked. */
+#define EXIT_RECOVERED	10
+
+/* What a process that never ran short answers: set by baseline(), read by the children. */
+struct answers {
+	struct mmkit_features probe;
+	char refpage_backend[32];
+	int secret_charged_at_fault;
+	int secret_memlock_exempt;
+};
+
+static struct answers *base;
+static unsigned char pattern = 0x5a;
+static struct rlimit saved_limit;
+
+/* Leaves @spare descriptors to open: the soft limit just above the lowest free one. */
+static void limit_fds(unsigned int spare)
+{
+	struct rlimit rl;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || close(fd) || getrlimit(RLIMIT_NOFILE, &saved_limit))
+		T_FAIL("open /dev/null or getrlimit: %s", strerror(errno));
+	rl = saved_limit;
+	rl.rlim_cur = (rlim_t)fd + spare;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		T_FAIL("setrlimit: %s", strerror(errno));
+}
+
+static void restore_fds(void)
+{
+	if (setrlimit(RLIMIT_NOFILE, &saved_limit))
+		T_FAIL("setrlimit: %s", strerror(errno));
+}
+
+/* Ends a child: recovered if the first call failed, plain pass if it did not. */
+static void done(int first)
+{
+	_exit(first ? EXIT_RECOVERED : 0);
+}
+
+struct found {
+	uintptr_t addr;
+	int named;
+};
+
+static int find_name(const struct mmkit_region *r, void *arg)
+{
+	struct found *f = arg;
+
+	if (r->start <= f->addr && f->addr < r->end && !strcmp(r->name, "passing"))
+		f->named = 1;
+	return 0;
+}
+
+/*
+ * A process with a registry (a reference-page mapping named, which the
+ * registry names on every kernel) until killed; its address into *@addr.
+ */
+static pid_t named_target(uintptr_t *addr)
+{
+	struct mmkit_refpage *rp;
+	int up[2];
+	void *mem;
+	pid_t pid;
+
+	if (pipe(up))
+		T_FAIL("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		T_FAIL("fork: %s", strerror(errno));
+	if (!pid) {
+		/* Gone with the child that reads it, however that ends. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+			_exit(1);
+		if (mmkit_refpage_create(&rp, &pattern, 1, MMKIT_REFPAGE_BACKEND_MEMFD) ||
+		    mmkit_refpage_map(rp, 4096, PROT_READ | PROT_WRITE, &mem) ||
+		    mmkit_name(mem, 4096, "passing"))
+			T_FAIL("naming a reference-page mapping: %s", mmkit_last_error());
+		*addr = (uintptr_t)mem;
+		if (write(up[1], addr, sizeof(*addr)) != sizeof(*addr))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(up[1]);
+	if (read(up[0], addr, sizeof(*addr)) != sizeof(*addr))
+		T_FAIL("the target did not start");
+	close(up[0]);
+	return pid;
+}
+
+/*
+ * mmkit_regions() of another process with a registry: the reader compares
+ * each registry's device with that of a memfd of its own.
+ */
+static void regions(void *arg)
+{
+	unsigned int spare = *(unsigned int *)arg;
+	struct found f = { 0 };
+	pid_t pid = named_target(&f.addr);
+	int first;
+
+	limit_fds(spare);
+	first = mmkit_regions(pid, find_name, &f);
+	restore_fds();
+	f.named = 0;
+	if (mmkit_regions(pid, find_name, &f))
+		T_FAIL("%u spare: mmkit_regions() after the limit is back: %s", spare,
+		       mmkit_last_error());
+	if (!f.named)
+		T_FAIL("%u spare: mmkit_regions() after the limit is back: no name \"passing\"",
+		       spare);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	done(first);
+}
+
+/* mmkit_refpage_create() with the default backend. */
+static void refpage_default(void *arg)
+{
+	unsigned int spare = *(unsigned int *)arg;
+	struct mmkit_refpage *rp;
+	int first;
+
+	limit_fds(spare);
+	first = mmkit_refpage_create(&rp, &pattern, 1, 0);
+	restore_fds();
+	if (!first)
+		mmkit_refpage_destroy(rp);
+	if (mmkit_refpage_create(&rp, &pattern, 1, 0))
+		T_FAIL("%u spare: mmkit_refpage_create(0) after the limit is back: %s", spare,
+		       mmkit_last_error());
+	if (strcmp(mmkit_refpage_backend(rp), base->refpage_backend))
+		T_FAIL("%u spare: default backend %s, %s in a process never short", spare,
+		       mmkit_refpage_backend(rp), base->refpage_backend);
+	done(first);
+}
+
+/* The secret allocator's set-up: how the kernel charges secret memory. */
+static void secret(void *arg)
+{
+	unsigned int spare = *(unsigned int *)arg;
+	void *p;
+	int first;
+
+	limit_fds(spare);
+	first = mmkit_secret_alloc(&p, 64, 0);
+	restore_fds();
+	if (!first)
+		mmkit_secret_free(p);
+	if (mmkit_secret_alloc(&p, 64, 0))
+		T_FAIL("%u spare: mmkit_secret_alloc() after the limit is back: %s", spare,
+		       mmkit_last_error());
+	mmkit_secret_free(p);
+	if (S.charged_at_fault != base->secret_charged_at_fault ||
+	    S.memlock_exempt != base->secret_memlock_exempt)
+		T_FAIL("%u spare: secret memory charged at fault %d, exempt %d; %d and %d in a process never short",
+		       spare, S.charged_at_fault, S.memlock_exempt,
+		       base->secret_charged_at_fault, base->secret_memlock_exempt);
+	done(first);
+}
+
+/* mmkit_probe(): each feature's status and backend. */
+static void probe(void *arg)
+{
+	unsigned int spare = *(unsigned int *)arg;
+	struct mmkit_features f;
+	const struct mmkit_feature *a, *b;
+	int first, i;
+
+	limit_fds(spare);
+	first = mmkit_probe(&f);
+	/* A feature that could not be tried says so; that is the first call failing. */
+	for (i = 0; !first && i < MMKIT_FEATURE_COUNT; i++)
+		first = strcmp(f.feature[i].backend, base->probe.feature[i].backend);
+	restore_fds();
+	if (mmkit_probe(&f))
+		T_FAIL("%u spare: mmkit_probe() after the limit is back: %s", spare,
+		       mmkit_last_error());
+	for (i = 0; i < MMKIT_FEATURE_COUNT; i++) {
+		a = &f.feature[i];
+		b = &base->probe.feature[i];
+		if (a->status != b->status || strcmp(a->backend, b->backend))
+			T_FAIL("%u spare: %s after the limit is back: %s (%s); never short: %s (%s)",
+			       spare, mmkit_feature_name(i), a->backend, a->reason, b->backend,
+			       b->reason);
+	}
+	done(first);
+}
+
+/* The answers of a process that never ran short, into *base. */
+static void baseline(void *arg)
+{
+	struct mmkit_refpage *rp;
+	void *p;
+
+	(void)arg;
+	if (mmkit_probe(&base->probe) || mmkit_refpage_create(&rp, &pattern, 1, 0) ||
+	    mmkit_secret_alloc(&p, 64, 0))
+		T_FAIL("baseline: %s", mmkit_last_error());
+	snprintf(base->refpage_backend, sizeof(base->refpage_backend), "%s",
+		 mmkit_refpage_backend(rp));
+	base->secret_charged_at_fault = S.charged_at_fault;
+	base->secret_memlock_exempt = S.memlock_exempt;
+}
+
+static void run(const char *name, void (*fn)(void *))
+{
+	unsigned int spare, recovered = 0;
+	int status;
+
+	for (spare = 0; spare <= SPARE_MAX; spare++) {
+		status = t_in_child(fn, &spare);
+		if (!WIFEXITED(status) || (WEXITSTATUS(status) && WEXITSTATUS(status) != EXIT_RECOVERED))
+			T_FAIL("%s with %u descriptors spare: status %#x", name, spare, status);
+		recovered += WEXITSTATUS(status) == EXIT_RECOVERED;
+	}
+	if (!recovered)
+		T_FAIL("%s: no first call failed with 0 to %d descriptors spare: nothing tried",
+		       name, SPARE_MAX);
+	printf("  %s: the first call failed with %u of %d descriptor counts, every later call worked\n",
+	       name, recovered, SPARE_MAX + 1);
+}
+
+/* The naming probe, its page not mapped (no memory): not an answer, asked again. */
+static void names_probe(void *arg)
+{
+	int first, then;
+
+	(void)arg;
+	sys_fault_arm(SYS_FAULT_MMAP, 1, ENOMEM);
+	first = mmkit__kernel_names();
+	sys_fault_disarm();
+	then = mmkit__kernel_names();
+	if (first != -ENOMEM)
+		T_FAIL("the naming probe with no page to map: %d, not -ENOMEM", first);
+	if (then && then != -EINVAL)
+		T_FAIL("the naming probe once a page can be mapped: %s (the failure was kept)",
+		       strerror(-then));
+}
+
+int main(void)
+{
+	void *mem = mmap(NULL, sizeof(*base), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	int status;
+
+	if (mem == MAP_FAILED)
+		T_FAIL("mmap: %s", strerror(errno));
+	base = mem;
+	status = t_in_child(baseline, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		T_FAIL("baseline: status %#x", status);
+	T_CASE("RLIMIT_NOFILE lowered, then restored");
+	run("mmkit_regions", regions);
+	run("mmkit_refpage_create(0)", refpage_default);
+	run("mmkit_secret_alloc", secret);
+	run("mmkit_probe", probe);
+	T_CASE("the naming probe without memory, then with");
+	status = t_in_child(names_probe, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		T_FAIL("naming probe: status %#x", status);
+	return T_EXIT_PASS;
+}
