@@ -44,6 +44,14 @@ impl Error {
         }
     }
 
+    /// A system call made on the Rust side for `op` failed with `e`.
+    pub(crate) fn os(op: &str, call: &str, e: &io::Error) -> Error {
+        Error {
+            errno: e.raw_os_error().unwrap_or(EIO),
+            message: format!("{}: {} failed", op, call),
+        }
+    }
+
     /// The errno, positive (`libc::ENOMEM`, ...).
     pub fn errno(&self) -> i32 {
         self.errno
@@ -61,6 +69,7 @@ impl Error {
 }
 
 pub(crate) const EINVAL: i32 = 22;
+const EIO: i32 = 5;
 
 /// Turns a C return value into `Ok(value)` or the thread's last error.
 pub(crate) fn check(rc: sys::c_int) -> Result<sys::c_int> {

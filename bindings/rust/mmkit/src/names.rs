@@ -22,7 +22,7 @@ fn c_name(op: &str, name: &str) -> Result<CString> {
 /// named too ([`name_raw`] names a range and its last page whole).  An
 /// empty `range` names nothing.  The memory must be anonymous (a file or a
 /// `memfd_secret` mapping gives `EBADF`); `EINVAL` if `name` is not one the
-/// kernel takes (see [`name_valid`]).  The same call as Go's `Name` and
+/// kernel takes (see [`is_valid_name`]).  The same call as Go's `Name` and
 /// Python's `name`.
 pub fn name(range: &[u8], name: &str) -> Result<()> {
     let name = c_name("mmkit_name_pages", name)?;
@@ -56,7 +56,7 @@ pub unsafe fn name_raw(addr: *const u8, len: usize, name: Option<&str>) -> Resul
 
 /// `Ok` if the kernel would accept `name` (`mmkit_name_valid`): at most 79
 /// printable ASCII characters, none of `` \ ` $ [ ] ``.
-pub fn name_valid(name: &str) -> Result<()> {
+pub fn is_valid_name(name: &str) -> Result<()> {
     let name = c_name("mmkit_name_valid", name)?;
     // SAFETY: name is NUL-terminated.
     check(unsafe { sys::mmkit_name_valid(name.as_ptr()) })?;

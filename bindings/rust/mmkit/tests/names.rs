@@ -89,14 +89,14 @@ fn regions_of_this_process_have_the_shape() {
 
 #[test]
 fn bad_names_and_ranges() {
-    let e = mmkit::name_valid("no$dollar").unwrap_err();
+    let e = mmkit::is_valid_name("no$dollar").unwrap_err();
     assert_eq!(e.errno(), 22);
     assert!(e.message().contains("0x24"), "{}", e);
     assert_eq!(
-        mmkit::name_valid("fine name").map_err(|e| e.errno()),
+        mmkit::is_valid_name("fine name").map_err(|e| e.errno()),
         Ok(())
     );
-    let e = mmkit::name_valid("nul\0").unwrap_err();
+    let e = mmkit::is_valid_name("nul\0").unwrap_err();
     assert!(e.message().contains("NUL"), "{}", e);
     let small = [0u8; 16];
     let e = mmkit::name(&small, "x").unwrap_err();
