@@ -11,6 +11,16 @@ use mmkit_sys as sys;
 /// (`mmkit_last_error()`), which names the C call and says why, e.g.
 /// `"mmkit_lock: locking 16384 KiB more would exceed RLIMIT_MEMLOCK: limit
 /// 8192 KiB, 0 KiB locked"`.
+///
+/// ```
+/// use std::io;
+/// let e = mmkit::SecretSlice::zeroed(usize::MAX).unwrap_err();
+/// assert_eq!(e.errno(), 12); // ENOMEM
+/// assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
+/// assert!(e.message().starts_with("mmkit_secret_alloc: "));
+/// let io_error: io::Error = e.into(); // the errno, as any system call's
+/// assert_eq!(io_error.raw_os_error(), Some(12));
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error {
     errno: i32,

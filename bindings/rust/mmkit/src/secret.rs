@@ -169,6 +169,17 @@ impl Drop for Secret {
 /// dropping one frees nothing (the C call does nothing for them).  A `T`
 /// with a destructor is dropped in place first, which touches the memory:
 /// forget such boxes in a child.
+///
+/// ```
+/// use mmkit::{Access, SecretBox};
+/// let mut key = SecretBox::<[u8; 32]>::zeroed_pages()?;
+/// key.expose_secret_mut().copy_from_slice(&[7; 32]);
+/// key.protect(Access::NoAccess)?; // at rest: every access faults
+/// key.protect(Access::ReadOnly)?; // to use it
+/// assert_eq!(key.expose_secret()[0], 7);
+/// assert_eq!(format!("{:?}", key), "SecretBox<[u8; 32]>([REDACTED])");
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 pub struct SecretBox<T: Zeroable> {
     secret: Secret,
     _owns: PhantomData<T>,
@@ -328,6 +339,16 @@ impl<T: Zeroable> fmt::Debug for SecretBox<T> {
 /// A fixed-length byte buffer in secret memory (secrecy 0.10's name for
 /// secret slices), zeroed when made, wiped and freed when dropped.  What
 /// [`SecretBox`] says about threads, fork and protection holds here too.
+///
+/// ```
+/// use mmkit::SecretSlice;
+/// let mut password = SecretSlice::zeroed(64)?;
+/// password.expose_secret_mut()[..6].copy_from_slice(b"hunter");
+/// assert_eq!(&password.expose_secret()[..6], b"hunter");
+/// let key = SecretSlice::from(vec![1, 2, 3]); // the Vec is wiped
+/// assert!(key.ct_eq(&[1, 2, 3]));
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 pub struct SecretSlice {
     secret: Secret,
     len: usize,
