@@ -134,6 +134,16 @@ pub struct Region {
     pub private_dirty: u64,
     /// Locked bytes.
     pub locked: u64,
+    /// Shared clean bytes (smaps' `Shared_Clean`).
+    pub shared_clean: u64,
+    /// Shared dirty bytes.
+    pub shared_dirty: u64,
+    /// Private clean bytes.
+    pub private_clean: u64,
+    /// Bytes marked referenced.
+    pub referenced: u64,
+    /// Anonymous bytes (not backed by a file).
+    pub anonymous: u64,
 }
 
 impl Region {
@@ -160,6 +170,11 @@ impl Region {
             swap: (r.have & sys::MMKIT_REGION_HAVE_SWAP != 0).then_some(r.swap),
             private_dirty: r.private_dirty,
             locked: r.locked,
+            shared_clean: r.shared_clean,
+            shared_dirty: r.shared_dirty,
+            private_clean: r.private_clean,
+            referenced: r.referenced,
+            anonymous: r.anonymous,
         }
     }
 }

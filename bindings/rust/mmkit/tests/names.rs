@@ -85,6 +85,15 @@ fn regions_of_this_process_have_the_shape() {
         .iter()
         .filter(|r| r.kind == RegionKind::Anon)
         .all(|r| r.name.is_none()));
+    // smaps' Rss is its Shared_/Private_ figures, mapping by mapping.
+    let rss: u64 = regions.iter().map(|r| r.rss).sum();
+    let parts: u64 = regions
+        .iter()
+        .map(|r| r.shared_clean + r.shared_dirty + r.private_clean + r.private_dirty)
+        .sum();
+    assert!(rss > 0);
+    assert_eq!(parts, rss);
+    assert!(code.referenced <= code.rss && code.anonymous <= code.rss);
 }
 
 #[test]
