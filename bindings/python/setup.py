@@ -39,6 +39,17 @@ class SdistOutOfTree(sdist):
     """sdist, its release tree made in BUILD_DIR: distutils makes it in the
     current directory, the source tree, which may be read-only."""
 
+    def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+        super().make_release_tree(base_dir, files)
+        # distutils hard-links each file; a link of a symbolic link is the
+        # link (csrc/kmod/refpage/refpage.h), which would dangle in the
+        # sdist: store the file it leads to.
+        for name in files:
+            if os.path.islink(name):
+                dest = os.path.join(base_dir, name)
+                os.unlink(dest)
+                shutil.copyfile(name, dest)
+
     def make_distribution(self) -> None:
         base_dir = self.distribution.get_fullname()
         tree = os.path.join(BUILD_DIR, "sdist")
