@@ -11,20 +11,9 @@
 # fetches what it lacks); no isolated build environment (--no-isolation),
 # which would fetch setuptools.  Builds under $MMKIT_BUILD/python-package.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${MMKIT_BUILD:-$top/build}
-py=/usr/bin/python3
-wheels=${XDG_CACHE_HOME:-$HOME/.cache}/mmkit/python-wheels
-req=$top/bindings/python/tests/requirements.txt
+. "$(dirname "$0")/python-env.sh"
 work=$build/python-package
 fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ -x "$py" ] || skip "no $py: tools/install-deps installs python3"
-"$py" -c 'import venv' 2>/dev/null || skip "no venv module: tools/install-deps installs python3-venv"
-"$py" -m pip --version >/dev/null 2>&1 || skip "no pip for $py: tools/install-deps installs python3-pip"
-inc=$("$py" -c 'import sysconfig; print(sysconfig.get_path("include"))')
-[ -f "$inc/Python.h" ] || skip "no $inc/Python.h: tools/install-deps installs python3-dev"
 
 # venv NAME PACKAGE...: a fresh venv with the pinned PACKAGEs of $req.
 venv() {
@@ -41,19 +30,10 @@ chmod -R u+w "$work" 2>/dev/null
 rm -rf "$work"
 mkdir -p "$work/src" "$work/dist" || exit 1
 venv builder build setuptools
-# The sources as a checkout has them, read-only (root: a read-only bind
-# mount in a mount namespace of its own, as in tests/test-python.sh).
-(cd "$top" && tar --exclude=__pycache__ --exclude=build --exclude='*.egg-info' -cf - \
-	lib include kmod/refpage/refpage.h bindings/python) | tar -xf - -C "$work/src" || exit 1
-chmod -R a-w "$work/src"
-ro=$work/src/bindings/python
-if [ "$(id -u)" -eq 0 ] && unshare --mount true 2>/dev/null; then
-	unshare --mount sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && exec "$@"' \
-		"$work/src" - "$work/builder/bin/python" -m build --no-isolation --outdir "$work/dist" "$ro" \
-		>"$work/build.log" 2>&1
-else
-	"$work/builder/bin/python" -m build --no-isolation --outdir "$work/dist" "$ro" >"$work/build.log" 2>&1
-fi || { cat "$work/build.log"; fail "python -m build from a read-only copy"; }
+copy_sources "$work/src"
+readonly_run "$work/src" "$work/builder/bin/python" -m build --no-isolation --outdir "$work/dist" \
+	"$work/src/bindings/python" >"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log"; fail "python -m build from a read-only copy"; }
 chmod -R u+w "$work/src"
 
 ls "$work/dist"/mmkit-0.1.0.tar.gz >/dev/null 2>&1 || fail "no sdist in $work/dist: $(ls "$work/dist")"
