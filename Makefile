@@ -278,7 +278,7 @@ CHECK_SUITES	= "MMKIT_TEST_JOBS=$(CHECK_JOBS) tests/run-tests.sh $(B) build-asan
 		  "tests/stress/run.sh $(B) $(STRESS_SECONDS)"
 # Each binding's tests: 60 s of make check from a cold build cache (issue
 # 21); the time table shows each beside its budget.
-CHECK_BUDGETS	= test-rust:60 test-go:60 test-python:60
+CHECK_BUDGETS	= test-rust:60 test-go:60 test-python:60 test-rust-package:60 test-python-package:60
 
 check-build: all build-asan cross-aarch64 build-fuzz build-tsan $(STRESSORS)
 

@@ -147,6 +147,12 @@ struct mmkit_region {
 	unsigned long long swap;
 	unsigned long long locked;
 	unsigned int have;		/* MMKIT_REGION_HAVE_PSS, _SWAP (since 0.2) */
+	/* The rest of smaps' figures, as psutil's memory_maps() gives them (since 0.2). */
+	unsigned long long shared_clean;
+	unsigned long long shared_dirty;
+	unsigned long long private_clean;
+	unsigned long long referenced;
+	unsigned long long anonymous;
 };
 
 typedef int (*mmkit_region_fn)(const struct mmkit_region *region, void *arg);

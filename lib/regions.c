@@ -29,8 +29,8 @@
  * count may then stop short and give a later part's pages to earlier parts
  * (the parts still add up to the VMA).
  *
- * Pss, Private_Dirty and Locked exist only
- * per VMA, so each part gets the VMA's value in proportion to its share of
+ * Pss, the Shared_ and Private_ figures, Referenced, Anonymous and Locked
+ * exist only per VMA, so each part gets the VMA's value in proportion to its share of
  * the VMA's Rss.  If pagemap cannot be read, every value is shared out in
  * proportion to size instead.  Either way the parts add up exactly to the
  * VMA's smaps values, the rounding remainder going to the largest part.
@@ -46,7 +46,11 @@
 #include "procfs.h"
 
 /* The values of a VMA or a part of one; the last two are pagemap page counts. */
-enum { V_SIZE, V_RSS, V_PSS, V_PRIVATE_DIRTY, V_SWAP, V_LOCKED, V_PRESENT, V_SWAPPED, V_COUNT };
+enum {
+	V_SIZE, V_RSS, V_PSS, V_PRIVATE_DIRTY, V_SWAP, V_LOCKED,
+	V_SHARED_CLEAN, V_SHARED_DIRTY, V_PRIVATE_CLEAN, V_REFERENCED, V_ANONYMOUS,
+	V_PRESENT, V_SWAPPED, V_COUNT
+};
 
 static const struct {
 	const char *key;
@@ -59,6 +63,11 @@ static const struct {
 	{ "Private_Dirty", V_PRIVATE_DIRTY, 0 },
 	{ "Swap", V_SWAP, MMKIT_REGION_HAVE_SWAP },
 	{ "Locked", V_LOCKED, 0 },
+	{ "Shared_Clean", V_SHARED_CLEAN, 0 },
+	{ "Shared_Dirty", V_SHARED_DIRTY, 0 },
+	{ "Private_Clean", V_PRIVATE_CLEAN, 0 },
+	{ "Referenced", V_REFERENCED, 0 },
+	{ "Anonymous", V_ANONYMOUS, 0 },
 };
 
 struct part {
@@ -275,6 +284,11 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 	r->private_dirty = p->v[V_PRIVATE_DIRTY];
 	r->swap = p->v[V_SWAP];
 	r->locked = p->v[V_LOCKED];
+	r->shared_clean = p->v[V_SHARED_CLEAN];
+	r->shared_dirty = p->v[V_SHARED_DIRTY];
+	r->private_clean = p->v[V_PRIVATE_CLEAN];
+	r->referenced = p->v[V_REFERENCED];
+	r->anonymous = p->v[V_ANONYMOUS];
 	r->have = w->have;
 	w->stopped = w->fn(r, w->arg);
 	return w->stopped;
@@ -323,6 +337,8 @@ static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma
 	share(w->parts, n, vma->v[V_PSS], V_RSS, V_PSS);
 	share(w->parts, n, vma->v[V_PRIVATE_DIRTY], V_RSS, V_PRIVATE_DIRTY);
 	share(w->parts, n, vma->v[V_LOCKED], V_RSS, V_LOCKED);
+	for (i = V_SHARED_CLEAN; i <= V_ANONYMOUS; i++)
+		share(w->parts, n, vma->v[i], V_RSS, (int)i);
 	for (i = 0; i < n && !ret; i++)
 		ret = emit(w, v, &w->parts[i]);
 	return ret;

@@ -15,18 +15,7 @@
 # setuptools 66 needs the wheel package to build wheels.
 set -u
 [ -z "${MMKIT_PY_TRACE:-}" ] || set -x
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${MMKIT_BUILD:-$top/build}
-py=/usr/bin/python3
-wheels=${XDG_CACHE_HOME:-$HOME/.cache}/mmkit/python-wheels
-req=$top/bindings/python/tests/requirements.txt
-
-skip() { echo "SKIP: $*"; exit 77; }
-[ -x "$py" ] || skip "no $py: tools/install-deps installs python3"
-"$py" -c 'import ensurepip, venv' 2>/dev/null || skip "no venv module with ensurepip: tools/install-deps installs python3-venv"
-"$py" -m pip --version >/dev/null 2>&1 || skip "no pip for $py: tools/install-deps installs python3-pip"
-inc=$("$py" -c 'import sysconfig; print(sysconfig.get_path("include"))')
-[ -f "$inc/Python.h" ] || skip "no $inc/Python.h: tools/install-deps installs python3-dev"
+. "$(dirname "$0")/python-env.sh"
 
 # Warnings are errors for the binding's own C, as for the library's.
 for c in "$top"/bindings/python/ext/*.c; do
@@ -61,24 +50,11 @@ ro=$build/python-ro
 chmod -R u+w "$ro" 2>/dev/null
 rm -rf "$ro"
 mkdir -p "$ro" "$build/python-build" || exit 1
-(cd "$top" && tar --exclude=__pycache__ --exclude=build --exclude='*.egg-info' -cf - \
-	lib include kmod/refpage/refpage.h bindings/python) | tar -xf - -C "$ro" || exit 1
-chmod -R a-w "$ro"
-readonly_run() {	# command...: run it where $ro cannot be written
-	if [ "$(id -u)" -ne 0 ]; then
-		"$@"
-	elif unshare --mount true 2>/dev/null; then
-		unshare --mount sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"' \
-			"$ro" "$@"
-	else
-		echo "note: root without a mount namespace: the read-only copy is not enforced"
-		"$@"
-	fi
-}
-readonly_run env MMKIT_PY_BUILD_DIR="$build/python-build" $pip install --no-index \
+copy_sources "$ro"
+readonly_run "$ro" env MMKIT_PY_BUILD_DIR="$build/python-build" $pip install --no-index \
 	--no-build-isolation "$ro/bindings/python" || { echo "FAIL: pip install from a read-only copy"; exit 1; }
 # Without MMKIT_PY_BUILD_DIR setup.py writes to a temporary directory of its own.
-(cd "$ro/bindings/python" && readonly_run "$venv/bin/python" setup.py -q egg_info) \
+(cd "$ro/bindings/python" && readonly_run "$ro" "$venv/bin/python" setup.py -q egg_info) \
 	>"$build/python-egg-info.log" 2>&1 ||
 	{ cat "$build/python-egg-info.log"; echo "FAIL: setup.py egg_info in a read-only copy"; exit 1; }
 chmod -R u+w "$ro"

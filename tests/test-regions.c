@@ -103,6 +103,7 @@ struct check {
 	unsigned long prev_end;
 	uintptr_t stack, code, vdso, anon;
 	int seen_stack, seen_code, seen_vdso, seen_anon, bad;
+	unsigned long long rss, clean_dirty;
 	char why[4096 + 200];
 };
 
@@ -115,8 +116,12 @@ static int check_fn(const struct mmkit_region *r, void *arg)
 		BAD("%lx-%lx after %lx", r->start, r->end, c->prev_end);
 	c->prev_end = r->end;
 	if (r->size != r->end - r->start || r->rss > r->size || r->pss > r->rss ||
-	    r->private_dirty > r->rss || r->locked > r->rss)
+	    r->private_dirty > r->rss || r->locked > r->rss || r->anonymous > r->rss ||
+	    r->referenced > r->rss)
 		BAD("%lx-%lx: inconsistent sizes", r->start, r->end);
+	/* smaps' Rss is its four Shared_/Private_ figures, per mapping: so in sum. */
+	c->rss += r->rss;
+	c->clean_dirty += r->shared_clean + r->shared_dirty + r->private_clean + r->private_dirty;
 	if (strlen(r->perms) != 4)
 		BAD("%lx-%lx: perms \"%s\"", r->start, r->end, r->perms);
 	/* Every kernel mmkit runs on gives both (Pss since 2.6.25, Swap since 2.6.26). */
@@ -208,6 +213,8 @@ static void test_basics(void)
 		T_FAIL("%s", c.why);
 	T_ASSERT(c.seen_stack && c.seen_code && c.seen_anon);
 	T_ASSERT(c.seen_vdso || !c.vdso);
+	T_ASSERT(c.rss > 0);
+	T_EQ(c.clean_dirty, c.rss);
 	unmap_guarded(anon, 1);
 }
 
@@ -232,10 +239,13 @@ static void test_split(void)
 	T_EQ(c->r[1].rss, 3 * page);
 	T_EQ(c->r[2].rss, 0);
 
-	T_CASE("Pss, Private_Dirty and Locked follow each part's Rss");
+	T_CASE("Pss, Private_Dirty, Anonymous, Referenced and Locked follow each part's Rss");
 	for (i = 0; i < 3; i++) {
 		T_EQ(c->r[i].pss, c->r[i].rss);
 		T_EQ(c->r[i].private_dirty, c->r[i].rss);
+		T_EQ(c->r[i].anonymous, c->r[i].rss);
+		T_EQ(c->r[i].referenced, c->r[i].rss);
+		T_EQ(c->r[i].shared_clean + c->r[i].shared_dirty + c->r[i].private_clean, 0);
 		T_EQ(c->r[i].swap, 0);
 		T_EQ(c->r[i].locked, locked ? c->r[i].rss : 0);
 		total += c->r[i].rss;

@@ -3,10 +3,12 @@
 #
 # The Rust crates (bindings/rust): rustfmt, clippy with -D warnings, the
 # tests (each type's contract; 100,000 live SecretBox<[u8; 32]> as uid
-# 65534 under an 8 MiB RLIMIT_MEMLOCK; drop wiping; pattern reads; names
-# seen by regions), rustdoc with -D warnings, that the C library built
-# into the crate shows only mmkit_ names, and that a packaged mmkit-sys
-# holds every C file lib/SOURCES lists.  Builds into $MMKIT_BUILD/rust.
+# 65534 under an 8 MiB RLIMIT_MEMLOCK; drop wiping; sources of secrets
+# wiped; serde into secret memory; pattern reads; names seen by regions;
+# the examples of the item pages), rustdoc with -D warnings, that the C
+# library built into the crate shows only mmkit_ names, and that a
+# packaged mmkit-sys holds every C file lib/SOURCES lists (the packaged
+# crates are built and tested by tests/test-rust-package.sh).  Builds into $MMKIT_BUILD/rust.
 # Crates come from ~/.cargo's cache; only a machine that lacks them
 # fetches them (Cargo.lock pins them).  Skips where there is no cargo (it is
 # looked for on PATH, then in ~/.cargo/bin, where rustup puts it and where a

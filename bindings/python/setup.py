@@ -10,7 +10,8 @@ with buffers.
 
 Nothing is written into the source tree, so that `pip install` works from a
 read-only checkout: the objects, the build tree and the egg-info go to a
-temporary directory removed when setup.py exits, or to MMKIT_PY_BUILD_DIR
+temporary directory removed when setup.py exits (the sdist's release tree
+too), or to MMKIT_PY_BUILD_DIR
 where the caller wants them kept (tests/test-python.sh, to compile again
 only what changed).  pip writes the wheel where it asks for it.
 """
@@ -22,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.sdist import sdist
 
 LIMITED_API = 0x030B0000
 SOURCES = Path("csrc/lib/SOURCES").read_text().split()
@@ -31,7 +33,44 @@ if not BUILD_DIR:
     BUILD_DIR = tempfile.mkdtemp(prefix="mmkit-python-build-")
     atexit.register(shutil.rmtree, BUILD_DIR, ignore_errors=True)
 
+
+
+class SdistOutOfTree(sdist):
+    """sdist, its release tree made in BUILD_DIR: distutils makes it in the
+    current directory, the source tree, which may be read-only."""
+
+    def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+        super().make_release_tree(base_dir, files)
+        # distutils hard-links each file; a link of a symbolic link is the
+        # link (csrc/kmod/refpage/refpage.h), which would dangle in the
+        # sdist: store the file it leads to.
+        for name in files:
+            if os.path.islink(name):
+                dest = os.path.join(base_dir, name)
+                os.unlink(dest)
+                shutil.copyfile(name, dest)
+
+    def make_distribution(self) -> None:
+        base_dir = self.distribution.get_fullname()
+        tree = os.path.join(BUILD_DIR, "sdist")
+        self.make_release_tree(os.path.join(tree, base_dir), self.filelist.files)
+        self.archive_files = []
+        for fmt in self.formats:
+            archive = self.make_archive(
+                os.path.join(os.path.abspath(self.dist_dir), base_dir),
+                fmt,
+                root_dir=tree,
+                base_dir=base_dir,
+                owner=self.owner,
+                group=self.group,
+            )
+            self.archive_files.append(archive)
+            self.distribution.dist_files.append(("sdist", "", archive))
+        shutil.rmtree(tree, ignore_errors=True)
+
+
 setup(
+    cmdclass={"sdist": SdistOutOfTree},
     ext_modules=[
         Extension(
             "mmkit._mmkit",

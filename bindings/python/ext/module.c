@@ -129,7 +129,8 @@ struct region_list {
 		enum mmkit_region_kind kind;
 		char perms[5];
 		unsigned int have;
-		unsigned long long size, rss, pss, private_dirty, swap, locked;
+		unsigned long long size, rss, pss, shared_clean, shared_dirty, private_clean;
+		unsigned long long private_dirty, referenced, anonymous, swap, locked;
 		char *name;
 	} *v;
 	size_t n, cap;
@@ -162,7 +163,12 @@ static int region_add(const struct mmkit_region *r, void *arg)
 	c->size = r->size;
 	c->rss = r->rss;
 	c->pss = r->pss;
+	c->shared_clean = r->shared_clean;
+	c->shared_dirty = r->shared_dirty;
+	c->private_clean = r->private_clean;
 	c->private_dirty = r->private_dirty;
+	c->referenced = r->referenced;
+	c->anonymous = r->anonymous;
 	c->swap = r->swap;
 	c->locked = r->locked;
 	list->n++;
@@ -179,12 +185,14 @@ static PyObject *region_tuple(const struct compact *c)
 	const char *kind = mmkit_region_kind_name(c->kind);
 
 	/* Paths are any bytes: undecodable ones escape as os.fsdecode() does. */
-	return Py_BuildValue("(kkssNKKNKNK)", c->start, c->end, kind ? kind : "unknown", c->perms,
+	return Py_BuildValue("(kkssNKKNKKKKKKNK)", c->start, c->end, kind ? kind : "unknown",
+			     c->perms,
 			     PyUnicode_DecodeUTF8(c->name, (Py_ssize_t)strlen(c->name),
 						  "surrogateescape"),
 			     c->size, c->rss, optional_u64(c->have & MMKIT_REGION_HAVE_PSS, c->pss),
-			     c->private_dirty, optional_u64(c->have & MMKIT_REGION_HAVE_SWAP, c->swap),
-			     c->locked);
+			     c->shared_clean, c->shared_dirty, c->private_clean, c->private_dirty,
+			     c->referenced, c->anonymous,
+			     optional_u64(c->have & MMKIT_REGION_HAVE_SWAP, c->swap), c->locked);
 }
 
 static PyObject *regions(PyObject *module, PyObject *args)

@@ -16,19 +16,11 @@
 
 #include "ext.h"
 
-typedef struct {
+typedef struct RefPageObject {
 	PyObject_HEAD
 	struct mmkit_refpage *rp;	/* NULL once closed */
 	Py_ssize_t maps;		/* maps not yet closed */
 } RefPageObject;
-
-typedef struct {
-	PyObject_HEAD
-	RefPageObject *owner;		/* NULL once closed */
-	void *addr;
-	Py_ssize_t size;
-	Py_ssize_t exports;		/* views alive */
-} RefMapObject;
 
 /* Made once, by mmkit_py_refpage_init(), and kept for the life of the process. */
 static PyTypeObject *map_type;
@@ -56,7 +48,7 @@ static void free_object(PyObject *self)
 
 /* ---- the maps ---------------------------------------------------------- */
 
-static int map_check_open(RefMapObject *self)
+int mmkit_py_map_check_open(RefMapObject *self)
 {
 	if (self->owner)
 		return 0;
@@ -88,7 +80,7 @@ static void map_dealloc(RefMapObject *self)
 
 static int map_getbuffer(RefMapObject *self, Py_buffer *view, int flags)
 {
-	if (map_check_open(self) ||
+	if (mmkit_py_map_check_open(self) ||
 	    PyBuffer_FillInfo(view, (PyObject *)self, self->addr, self->size, 0, flags))
 		return -1;
 	self->exports++;
@@ -123,7 +115,7 @@ static PyObject *map_close(RefMapObject *self, PyObject *unused)
 static PyObject *map_enter(RefMapObject *self, PyObject *unused)
 {
 	(void)unused;
-	if (map_check_open(self))
+	if (mmkit_py_map_check_open(self))
 		return NULL;
 	return Py_NewRef((PyObject *)self);
 }
@@ -136,7 +128,7 @@ static PyObject *map_exit(RefMapObject *self, PyObject *args)
 
 static Py_ssize_t map_length(RefMapObject *self)
 {
-	if (map_check_open(self))
+	if (mmkit_py_map_check_open(self))
 		return -1;
 	return self->size;
 }
@@ -153,7 +145,7 @@ static PyObject *map_subscript(RefMapObject *self, PyObject *key)
 	PyObject *out;
 	char *dst;
 
-	if (map_check_open(self))
+	if (mmkit_py_map_check_open(self))
 		return NULL;
 	if (PyIndex_Check(key)) {
 		i = PyNumber_AsSsize_t(key, PyExc_IndexError);
@@ -191,7 +183,7 @@ static int map_ass_subscript(RefMapObject *self, PyObject *key, PyObject *value)
 	Py_ssize_t i, v, start, stop, step, n;
 	Py_buffer src;
 
-	if (map_check_open(self))
+	if (mmkit_py_map_check_open(self))
 		return -1;
 	if (!value) {
 		PyErr_SetString(PyExc_TypeError, "mmkit.RefMap does not support deletion");
@@ -263,7 +255,7 @@ static PyObject *map_get_closed(RefMapObject *self, void *closure)
 static PyObject *map_get_address(RefMapObject *self, void *closure)
 {
 	(void)closure;
-	if (map_check_open(self))
+	if (mmkit_py_map_check_open(self))
 		return NULL;
 	return PyLong_FromVoidPtr(self->addr);
 }
@@ -274,6 +266,7 @@ static PyMethodDef map_methods[] = {
 	  "of it exists; closing a closed map does nothing." },
 	{ "__enter__", (PyCFunction)map_enter, METH_NOARGS, NULL },
 	{ "__exit__", (PyCFunction)map_exit, METH_VARARGS, NULL },
+	MMKIT_PY_MAP_IO_METHODS,
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -288,7 +281,10 @@ PyDoc_STRVAR(map_doc,
 "A range of RefPage.map(size): a writable buffer like mmap.mmap whose pages\n"
 "read as the pattern until written.  len(m) is size; m[i] is an int and\n"
 "m[i:j:k] bytes, negative indices and steps as for mmap, and both can be\n"
-"assigned (an int in range(0, 256), bytes of the slice's length).  close()\n"
+"assigned (an int in range(0, 256), bytes of the slice's length).  A file\n"
+"position as mmap's: find, rfind, read, read_byte, readline, write,\n"
+"write_byte, seek, tell, flush and move, with mmap's arguments, results and\n"
+"exceptions.  close()\n"
 "raises BufferError while a view exists; any use after close() raises\n"
 "ValueError.");
 

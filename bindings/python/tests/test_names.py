@@ -7,6 +7,7 @@ import mmap
 import os
 import sys
 
+import psutil
 import pytest
 
 import mmkit
@@ -32,11 +33,63 @@ def test_a_named_buffer_is_seen_by_regions() -> None:
     assert (r.start, r.end) == (start, start + 4 * mmap.PAGESIZE)
     assert r.name == "py test-names" and r.path == "[anon:py test-names]"
     assert r.kind in ("anon_named", "registry")
-    assert r.addr == f"{r.start:x}-{r.end:x}" and r.perms == "rw-p" and r.size == 4 * mmap.PAGESIZE
+    assert r.addr == f"{r.start:08x}-{r.end:08x}" and r.perms == "rw-p" and r.size == 4 * mmap.PAGESIZE
     mmkit.name(m, None)
     r = region_at(start)
-    assert r.name == "" and r.kind == "anon" and r.path == ""
+    assert r.name == "" and r.kind == "anon" and r.path == "[anon]"
     m.close()
+
+
+def unmergeable(pages: int) -> mmap.mmap:
+    """Anonymous memory whose mapping the kernel never merges with a
+    neighbour (shared: an object of its own), so that it is one region in
+    psutil's view too, also where its name is only mmkit's registry's."""
+    return mmap.mmap(-1, pages * mmap.PAGESIZE, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+
+
+def test_regions_unpack_as_psutil_memory_maps() -> None:
+    m = unmergeable(8)
+    m[0] = m[3 * mmap.PAGESIZE] = 1
+    mmkit.name(m, "py-psutil-side-by-side")
+    ours = region_at(address_of(m))
+    theirs = next(t for t in psutil.Process().memory_maps(grouped=False) if t.addr == ours.addr)
+    assert mmkit.Region._fields[: len(theirs._fields)] == theirs._fields
+    addr, perms, path, rss, size, pss, *figures, swap = ours[: len(theirs)]
+    assert (addr, perms, rss, size, pss, swap) == (
+        theirs.addr, theirs.perms, theirs.rss, theirs.size, theirs.pss, theirs.swap)
+    assert figures == list(theirs[6:12]) and rss == 2 * mmap.PAGESIZE
+    # The kernel shows a registry name nowhere: psutil sees "[anon]" there.
+    assert path == (theirs.path if ours.kind == "anon_named" else "[anon_shmem:py-psutil-side-by-side]")
+    mmkit.name(m, None)  # a registry name outlives the mapping: cleared first
+    m.close()
+
+
+def test_regions_grouped_sum_by_path_as_psutil() -> None:
+    maps = [unmergeable(2) for _ in range(2)]
+    for i, m in enumerate(maps):
+        m[0] = 1
+        m[mmap.PAGESIZE] = i  # a write of 0 too: a page of its own, not the zero page
+        mmkit.name(m, "py-grouped")
+    groups = mmkit.regions(grouped=True)
+    assert len({g.path for g in groups}) == len(groups)
+    g = next(g for g in groups if g.path == "[anon_shmem:py-grouped]")
+    assert (g.regions, g.size, g.rss, g.private_dirty) == (2, 4 * mmap.PAGESIZE, 4 * mmap.PAGESIZE, 4 * mmap.PAGESIZE)
+    theirs = psutil.Process().memory_maps(grouped=True)
+    assert mmkit.RegionGroup._fields[: len(theirs[0]._fields)] == theirs[0]._fields
+    # Every file once, in the order psutil gives them (first seen); psutil
+    # drops the kernel's " (deleted)" where the path is gone, mmkit keeps
+    # it; shared anonymous memory is "/dev/zero (deleted)" to the kernel
+    # unless named, also where only mmkit's registry has the name.
+    def files(paths: list[str]) -> list[str]:
+        return [p.removesuffix(" (deleted)") for p in paths
+                if p.startswith("/") and not p.startswith("/dev/zero")]
+    assert files([g.path for g in groups]) == files([t.path for t in theirs])
+    assert all(isinstance(g, mmkit.RegionGroup) for g in mmkit.regions(os.getpid(), True))
+    flag = len(maps) > 1  # a bool known only at run time: the union of both
+    assert isinstance(mmkit.regions(0, flag)[0], mmkit.RegionGroup)
+    for m in maps:
+        mmkit.name(m, None)
+        m.close()
 
 
 def test_name_range_names_part_of_a_mapping() -> None:

@@ -3,6 +3,7 @@
 
 import errno
 import mmap
+from typing import Callable
 
 import pytest
 
@@ -129,6 +130,52 @@ def test_refmap_indexes_and_slices_as_mmap_does() -> None:
             use()
     with pytest.raises(ValueError):
         m[0] = 1
+
+
+def outcome(call: Callable[[], object]) -> object:
+    """What a call returned, or the type and words of what it raised."""
+    try:
+        return call()
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome
+        return (type(e), str(e))
+
+
+def test_refmap_reads_writes_seeks_and_finds_as_mmap_does() -> None:
+    size = mmap.PAGESIZE + 40
+    pattern = b"line one\nline two\n\x00\xff"
+    with mmkit.RefPage(pattern[:16]) as rp, rp.map(size) as m:
+        ref = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        ref[:] = (pattern[:16] * (size // 16 + 1))[:size]
+        Op = Callable[["mmap.mmap | mmkit.RefMap"], object]
+        script: list[Op] = [
+            lambda o: o.tell(), lambda o: o.readline(), lambda o: o.tell(),
+            lambda o: o.read(5), lambda o: o.read_byte(), lambda o: o.find(b"line"),
+            lambda o: o.find(b"line", 0), lambda o: o.find(b"one", -100, -1),
+            lambda o: o.rfind(b"ne"), lambda o: o.rfind(b"ne", 0, 20), lambda o: o.find(b""),
+            lambda o: o.find(b"", size + 5), lambda o: o.rfind(b"", 3, 1), lambda o: o.find(b"zz"),
+            lambda o: o.find(memoryview(b"two")),
+            lambda o: o.find("two"),  # type: ignore[arg-type]
+            lambda o: o.seek(-3, 2), lambda o: o.read(), lambda o: o.read_byte(),
+            lambda o: o.write_byte(1), lambda o: o.write(b"x"), lambda o: o.read(),
+            lambda o: o.seek(size + 1), lambda o: o.seek(-1), lambda o: o.seek(0, 3),
+            lambda o: o.seek(10), lambda o: o.seek(5, 1), lambda o: o.tell(),
+            lambda o: o.write(b"ABC"), lambda o: o.write(bytearray(b"D")), lambda o: o.tell(),
+            lambda o: o.write_byte(0x41), lambda o: o.write_byte(256),
+            lambda o: o.write_byte(-1), lambda o: o.read(None), lambda o: o.seek(0),
+            lambda o: o.read(-5)[:40], lambda o: o.seek(size - 2),
+            lambda o: o.read(1.5),  # type: ignore[arg-type]
+            lambda o: o.write(b"xyz"), lambda o: o.write(b"xy"), lambda o: o.readline(),
+            lambda o: o.move(0, 20, 10), lambda o: o.move(size - 1, 0, 2),
+            lambda o: o.move(-1, 0, 1), lambda o: o.flush(), lambda o: o.flush(0, size),
+            lambda o: o.flush(1), lambda o: o.flush(-1, 1), lambda o: o[:],
+        ]
+        for i, op in enumerate(script):
+            assert outcome(lambda: op(m)) == outcome(lambda: op(ref)), f"step {i}"
+        ref.close()
+    for use in (m.tell, m.read, m.readline, lambda: m.seek(0), lambda: m.find(b"x"),
+                lambda: m.write(b"x"), m.flush):
+        with pytest.raises(ValueError, match="closed"):
+            use()
 
 
 def test_map_lengths_say_why() -> None:

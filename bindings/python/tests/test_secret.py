@@ -4,6 +4,8 @@
 import copy
 import ctypes
 import errno
+import hashlib
+import hmac
 import pickle
 import subprocess
 import sys
@@ -239,3 +241,22 @@ def test_secrets_made_and_closed_from_threads() -> None:
         t.join()
     assert not errors, errors
     assert mmkit.secret_stats().allocs_live == before
+
+
+def test_hashlib_and_hmac_take_a_secret_without_a_copy() -> None:
+    """What the README says: the calls that take any buffer take a Secret."""
+    key = bytes(range(32))
+    with mmkit.Secret(32) as s:
+        memoryview(s)[:] = key
+        assert hashlib.sha256(s).digest() == hashlib.sha256(key).digest()
+        h = hashlib.sha256()
+        h.update(memoryview(s))
+        assert h.digest() == hashlib.sha256(key).digest()
+        assert hmac.digest(s, b"msg", "sha256") == hmac.new(key, b"msg", "sha256").digest()
+        assert hmac.compare_digest(s, key) and not hmac.compare_digest(s, bytes(32))
+        assert hashlib.pbkdf2_hmac("sha256", s, b"salt", 1) == hashlib.pbkdf2_hmac(
+            "sha256", key, b"salt", 1)
+        assert hashlib.blake2b(b"msg", key=s).digest() == hashlib.blake2b(b"msg", key=key).digest()
+        # hmac.new() (and HMAC objects) take bytes or bytearray only: a copy.
+        with pytest.raises(TypeError, match="expected bytes or bytearray"):
+            hmac.new(memoryview(s), b"msg", "sha256")  # type: ignore[call-overload]

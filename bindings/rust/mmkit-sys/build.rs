@@ -39,6 +39,8 @@ fn main() {
     println!("cargo:rerun-if-changed={}", lib.display());
     println!("cargo:rerun-if-changed={}", include.display());
     println!("cargo:rerun-if-changed=csrc/layout.c");
+    // lib/refpage-kmod.c includes ../kmod/refpage/refpage.h (the module's ioctls).
+    println!("cargo:rerun-if-changed=csrc/kmod/refpage/refpage.h");
     let mut build = cc::Build::new();
     build
         .std("gnu11")

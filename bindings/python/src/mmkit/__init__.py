@@ -26,7 +26,7 @@ b'abcd\\x00'
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, overload
 
 from . import _mmkit
 from ._mmkit import (
@@ -71,6 +71,7 @@ __all__ = [
     "RefMap",
     "RefPage",
     "Region",
+    "RegionGroup",
     "Secret",
     "SecretStats",
     "lock",
@@ -94,14 +95,17 @@ __all__ = [
 class Region(NamedTuple):
     """One mapping of a process, or the part of one that a registry name covers.
 
-    The first fields are psutil's ``memory_maps(grouped=False)`` ones where
-    they mean the same: ``addr`` ("start-end" in hex, no 0x), ``perms``
-    ("rw-p"), ``path`` (what /proc/PID/maps would show with
-    ``CONFIG_ANON_VMA_NAME``: ``[anon:NAME]`` for registry names too), and
-    the sizes in bytes.  ``pss`` and ``swap`` are None where the kernel
-    does not give them.  ``kind``: "anon", "anon_named", "registry",
-    "file", "heap", "stack" or "special"; ``name`` by kind: the bare name
-    as given to ``name()`` for "anon_named" and "registry", the path for
+    The first thirteen fields are psutil's ``memory_maps(grouped=False)``
+    ones (``pmmap_ext``), in its order, so code that unpacks psutil's
+    tuples unpacks these: ``addr`` ("start-end" in hex as /proc/PID/maps
+    writes it, at least 8 digits, no 0x), ``perms`` ("rw-p"), ``path``
+    ("[anon]" for anonymous memory without a name, as psutil says;
+    ``[anon:NAME]`` for named memory, registry names too), then smaps'
+    figures in bytes.  ``pss`` and ``swap`` are None where the kernel does
+    not give them (psutil: 0).  mmkit's own fields follow: ``locked``,
+    ``start``, ``end``, ``kind`` ("anon", "anon_named", "registry", "file",
+    "heap", "stack" or "special") and ``name`` by kind: the bare name as
+    given to ``name()`` for "anon_named" and "registry", the path for
     "file", the kernel's bracketed word ("[heap]", "[vdso]") for "heap",
     "stack" and "special", "" for "anon".
     """
@@ -112,13 +116,39 @@ class Region(NamedTuple):
     rss: int
     size: int
     pss: int | None
+    shared_clean: int
+    shared_dirty: int
+    private_clean: int
     private_dirty: int
+    referenced: int
+    anonymous: int
     swap: int | None
     locked: int
     start: int
     end: int
     kind: str
     name: str
+
+
+class RegionGroup(NamedTuple):
+    """The regions of one ``path`` summed (``regions(grouped=True)``): the
+    fields of psutil's ``memory_maps()`` (``pmmap_grouped``) in its order,
+    then mmkit's ``locked`` and ``regions`` (how many were summed).  ``pss``
+    and ``swap`` are None if one of the regions lacks them."""
+
+    path: str
+    rss: int
+    size: int
+    pss: int | None
+    shared_clean: int
+    shared_dirty: int
+    private_clean: int
+    private_dirty: int
+    referenced: int
+    anonymous: int
+    swap: int | None
+    locked: int
+    regions: int
 
 
 class Feature(NamedTuple):
@@ -165,23 +195,68 @@ class SecretStats(NamedTuple):
 def _path(kind: str, perms: str, name: str) -> str:
     if kind in ("anon_named", "registry"):
         return f"[anon_shmem:{name}]" if perms.endswith("s") else f"[anon:{name}]"
-    return name
+    return name or "[anon]"
 
 
-def regions(pid: int = 0) -> list[Region]:
+def _optional_sum(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def _group(regions: list[Region]) -> list[RegionGroup]:
+    # psutil's memory_maps(): summed by path, in the order paths first appear.
+    groups: dict[str, RegionGroup] = {}
+    for r in regions:
+        g = groups.get(r.path)
+        if g is None:
+            g = RegionGroup(r.path, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        groups[r.path] = RegionGroup(
+            r.path,
+            g.rss + r.rss,
+            g.size + r.size,
+            _optional_sum(g.pss, r.pss),
+            g.shared_clean + r.shared_clean,
+            g.shared_dirty + r.shared_dirty,
+            g.private_clean + r.private_clean,
+            g.private_dirty + r.private_dirty,
+            g.referenced + r.referenced,
+            g.anonymous + r.anonymous,
+            _optional_sum(g.swap, r.swap),
+            g.locked + r.locked,
+            g.regions + 1,
+        )
+    return list(groups.values())
+
+
+@overload
+def regions(pid: int = 0, grouped: Literal[False] = False) -> list[Region]: ...
+@overload
+def regions(pid: int, grouped: Literal[True]) -> list[RegionGroup]: ...
+@overload
+def regions(*, grouped: Literal[True]) -> list[RegionGroup]: ...
+@overload
+def regions(pid: int = 0, grouped: bool = False) -> list[Region] | list[RegionGroup]: ...
+def regions(pid: int = 0, grouped: bool = False) -> list[Region] | list[RegionGroup]:
     """The mappings of process ``pid`` (0: this one) in address order, with
     the names given by ``name()`` whether the kernel or mmkit's registry
-    keeps them (mmkit_regions).  ``ProcessLookupError`` if there is no such
-    process, ``PermissionError`` if its memory may not be read."""
-    return [
+    keeps them (mmkit_regions).  ``grouped=True`` sums them by ``path`` as
+    psutil's ``memory_maps()`` does by default (its default is grouped,
+    this one's is not: mmkit's regions are about addresses).
+    ``ProcessLookupError`` if there is no such process, ``PermissionError``
+    if its memory may not be read."""
+    ungrouped = [
         Region(
-            f"{start:x}-{end:x}",
+            f"{start:08x}-{end:08x}",
             perms,
             _path(kind, perms, name),
             rss,
             size,
             pss,
+            shared_clean,
+            shared_dirty,
+            private_clean,
             private_dirty,
+            referenced,
+            anonymous,
             swap,
             locked,
             start,
@@ -189,9 +264,26 @@ def regions(pid: int = 0) -> list[Region]:
             kind,
             name,
         )
-        for (start, end, kind, perms, name, size, rss, pss, private_dirty, swap, locked)
-        in _mmkit.regions(pid)
+        for (
+            start,
+            end,
+            kind,
+            perms,
+            name,
+            size,
+            rss,
+            pss,
+            shared_clean,
+            shared_dirty,
+            private_clean,
+            private_dirty,
+            referenced,
+            anonymous,
+            swap,
+            locked,
+        ) in _mmkit.regions(pid)
     ]
+    return _group(ungrouped) if grouped else ungrouped
 
 
 def name(buffer: _Buffer, name: str | None) -> None:

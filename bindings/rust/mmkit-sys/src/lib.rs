@@ -117,6 +117,16 @@ pub struct mmkit_region {
     pub locked: c_ulonglong,
     /// `MMKIT_REGION_HAVE_*` bits.
     pub have: c_uint,
+    /// Shared clean bytes (since 0.2).
+    pub shared_clean: c_ulonglong,
+    /// Shared dirty bytes (since 0.2).
+    pub shared_dirty: c_ulonglong,
+    /// Private clean bytes (since 0.2).
+    pub private_clean: c_ulonglong,
+    /// Referenced bytes (since 0.2).
+    pub referenced: c_ulonglong,
+    /// Anonymous bytes (since 0.2).
+    pub anonymous: c_ulonglong,
 }
 
 /// `mmkit_region_fn`.
@@ -320,7 +330,7 @@ extern "C" {
 
     /// Sizes and offsets of the C structs, for the layout test.
     #[doc(hidden)]
-    pub static mmkit_sys_layout: [usize; 11];
+    pub static mmkit_sys_layout: [usize; 12];
 }
 
 #[cfg(test)]
@@ -351,6 +361,7 @@ mod tests {
             offset_of_compat!(mmkit_region, name),
             offset_of_compat!(mmkit_region, swap),
             offset_of_compat!(mmkit_region, have),
+            offset_of_compat!(mmkit_region, anonymous),
             size_of::<mmkit_memlock>(),
             offset_of_compat!(mmkit_memlock, exempt),
             size_of::<mmkit_secret_stats>(),

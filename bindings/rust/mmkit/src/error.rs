@@ -11,6 +11,16 @@ use mmkit_sys as sys;
 /// (`mmkit_last_error()`), which names the C call and says why, e.g.
 /// `"mmkit_lock: locking 16384 KiB more would exceed RLIMIT_MEMLOCK: limit
 /// 8192 KiB, 0 KiB locked"`.
+///
+/// ```
+/// use std::io;
+/// let e = mmkit::SecretSlice::zeroed(usize::MAX).unwrap_err();
+/// assert_eq!(e.errno(), 12); // ENOMEM
+/// assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
+/// assert!(e.message().starts_with("mmkit_secret_alloc: "));
+/// let io_error: io::Error = e.into(); // the errno, as any system call's
+/// assert_eq!(io_error.raw_os_error(), Some(12));
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error {
     errno: i32,
@@ -44,6 +54,14 @@ impl Error {
         }
     }
 
+    /// A system call made on the Rust side for `op` failed with `e`.
+    pub(crate) fn os(op: &str, call: &str, e: &io::Error) -> Error {
+        Error {
+            errno: e.raw_os_error().unwrap_or(EIO),
+            message: format!("{}: {} failed", op, call),
+        }
+    }
+
     /// The errno, positive (`libc::ENOMEM`, ...).
     pub fn errno(&self) -> i32 {
         self.errno
@@ -61,6 +79,7 @@ impl Error {
 }
 
 pub(crate) const EINVAL: i32 = 22;
+const EIO: i32 = 5;
 
 /// Turns a C return value into `Ok(value)` or the thread's last error.
 pub(crate) fn check(rc: sys::c_int) -> Result<sys::c_int> {

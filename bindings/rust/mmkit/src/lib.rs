@@ -10,18 +10,23 @@ mod pac;
 mod probe;
 mod refpage;
 mod secret;
+mod secret_from;
+#[cfg(feature = "serde")]
+mod serde_impl;
+mod wipe;
 
 pub use error::{Error, Result};
 pub use lock::{
     lock, lockall, memlock_check, memlock_check_all, unlock, unlockall, LockFlags, Memlock,
 };
-pub use names::{name, name_raw, name_valid, regions, Region, RegionKind};
+pub use names::{is_valid_name, name, name_raw, regions, Region, RegionKind};
 pub use pac::{pac_get_enabled_keys, pac_set_enabled_keys, PacKeys};
 pub use probe::{probe, Feature, FeatureId, Probe, Status};
 pub use refpage::{Backend, RefMap, RefPage};
 pub use secret::{
     secret_reserve, secret_stats, Access, SecretBox, SecretSlice, SecretStats, Zeroable,
 };
+pub use secret_from::SecretString;
 
 /// The raw C API this crate wraps.
 pub use mmkit_sys as sys;

@@ -22,8 +22,17 @@ fn c_name(op: &str, name: &str) -> Result<CString> {
 /// named too ([`name_raw`] names a range and its last page whole).  An
 /// empty `range` names nothing.  The memory must be anonymous (a file or a
 /// `memfd_secret` mapping gives `EBADF`); `EINVAL` if `name` is not one the
-/// kernel takes (see [`name_valid`]).  The same call as Go's `Name` and
+/// kernel takes (see [`is_valid_name`]).  The same call as Go's `Name` and
 /// Python's `name`.
+///
+/// ```
+/// let arena = mmkit::RefPage::new(&[0])?.map(1 << 20)?;
+/// mmkit::name(&arena, "my-arena")?;
+/// let e = mmkit::name(&arena[..10], "part").unwrap_err();
+/// assert_eq!(e.errno(), 22); // EINVAL: part of a page
+/// assert!(e.message().contains("does not cover whole pages"));
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 pub fn name(range: &[u8], name: &str) -> Result<()> {
     let name = c_name("mmkit_name_pages", name)?;
     // SAFETY: range is memory the caller can read; naming changes no byte
@@ -56,7 +65,16 @@ pub unsafe fn name_raw(addr: *const u8, len: usize, name: Option<&str>) -> Resul
 
 /// `Ok` if the kernel would accept `name` (`mmkit_name_valid`): at most 79
 /// printable ASCII characters, none of `` \ ` $ [ ] ``.
-pub fn name_valid(name: &str) -> Result<()> {
+///
+/// ```
+/// assert!(mmkit::is_valid_name("session-keys").is_ok());
+/// let e = mmkit::is_valid_name("bad[name]").unwrap_err();
+/// assert_eq!(
+///     e.message(),
+///     "mmkit_name_valid: name: character 0x5b at offset 3 is not allowed"
+/// );
+/// ```
+pub fn is_valid_name(name: &str) -> Result<()> {
     let name = c_name("mmkit_name_valid", name)?;
     // SAFETY: name is NUL-terminated.
     check(unsafe { sys::mmkit_name_valid(name.as_ptr()) })?;
@@ -116,6 +134,16 @@ pub struct Region {
     pub private_dirty: u64,
     /// Locked bytes.
     pub locked: u64,
+    /// Shared clean bytes (smaps' `Shared_Clean`).
+    pub shared_clean: u64,
+    /// Shared dirty bytes.
+    pub shared_dirty: u64,
+    /// Private clean bytes.
+    pub private_clean: u64,
+    /// Bytes marked referenced.
+    pub referenced: u64,
+    /// Anonymous bytes (not backed by a file).
+    pub anonymous: u64,
 }
 
 impl Region {
@@ -142,6 +170,11 @@ impl Region {
             swap: (r.have & sys::MMKIT_REGION_HAVE_SWAP != 0).then_some(r.swap),
             private_dirty: r.private_dirty,
             locked: r.locked,
+            shared_clean: r.shared_clean,
+            shared_dirty: r.shared_dirty,
+            private_clean: r.private_clean,
+            referenced: r.referenced,
+            anonymous: r.anonymous,
         }
     }
 }
@@ -158,6 +191,21 @@ unsafe extern "C" fn collect(region: *const sys::mmkit_region, arg: *mut c_void)
 /// The mappings of process `pid` (0: this one) in address order, with
 /// kernel and registry names (`mmkit_regions`).  `ESRCH` if there is no
 /// such process, `EACCES`/`EPERM` if its memory may not be read.
+///
+/// ```
+/// use mmkit::RegionKind;
+/// let arena = mmkit::RefPage::new(&[0])?.map(4 << 20)?;
+/// mmkit::name(&arena, "doc-arena")?;
+/// let regions = mmkit::regions(0)?; // 0: this process
+/// let r = regions
+///     .iter()
+///     .find(|r| r.start == arena.as_ptr() as usize)
+///     .expect("the arena is mapped");
+/// assert_eq!(r.name.as_deref(), Some("doc-arena"));
+/// assert!(matches!(r.kind, RegionKind::AnonNamed | RegionKind::Registry));
+/// assert!(regions.iter().any(|r| r.kind == RegionKind::Stack));
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 pub fn regions(pid: u32) -> Result<Vec<Region>> {
     let pid =
         i32::try_from(pid).map_err(|_| Error::invalid("mmkit_regions", "pid out of range"))?;

@@ -72,6 +72,15 @@ impl Drop for Object {
 /// A reference page: a pattern of a power-of-two size (1 byte to a page)
 /// that ranges made by [`RefPage::map`] read as until written.  Cloning it
 /// is cheap (the object is shared).
+///
+/// ```
+/// let page = mmkit::RefPage::new(b"0123456789abcdef")?;
+/// let mut map = page.map(1 << 20)?; // 1 MiB, no page of its own yet
+/// assert_eq!(&map[16..20], b"0123");
+/// map[0] = b'X'; // this page alone is copied
+/// assert_eq!(&map[..2], b"X1");
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct RefPage {
     object: Arc<Object>,
@@ -178,6 +187,15 @@ impl fmt::Debug for RefPage {
 /// On the uffd backend, the first read of a page is served by a handler
 /// thread through `SIGBUS`: a thread that blocks `SIGBUS` must not touch
 /// the range (`mmkit_refpage(3)`).
+///
+/// ```
+/// let mut map = mmkit::RefPage::new(&[0xff])?.map(8192)?;
+/// assert_eq!(map.len(), 8192);
+/// assert!(map.iter().all(|&b| b == 0xff));
+/// map.remap(4096)?;
+/// assert_eq!(map.len(), 4096);
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 pub struct RefMap {
     object: Arc<Object>,
     ptr: NonNull<u8>,

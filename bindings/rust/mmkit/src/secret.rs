@@ -5,7 +5,7 @@
 use std::any::type_name;
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::{align_of, needs_drop, size_of};
+use std::mem::{align_of, needs_drop, size_of, ManuallyDrop};
 use std::ptr::{self, NonNull};
 use std::slice;
 
@@ -169,6 +169,17 @@ impl Drop for Secret {
 /// dropping one frees nothing (the C call does nothing for them).  A `T`
 /// with a destructor is dropped in place first, which touches the memory:
 /// forget such boxes in a child.
+///
+/// ```
+/// use mmkit::{Access, SecretBox};
+/// let mut key = SecretBox::<[u8; 32]>::zeroed_pages()?;
+/// key.expose_secret_mut().copy_from_slice(&[7; 32]);
+/// key.protect(Access::NoAccess)?; // at rest: every access faults
+/// key.protect(Access::ReadOnly)?; // to use it
+/// assert_eq!(key.expose_secret()[0], 7);
+/// assert_eq!(format!("{:?}", key), "SecretBox<[u8; 32]>([REDACTED])");
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 pub struct SecretBox<T: Zeroable> {
     secret: Secret,
     _owns: PhantomData<T>,
@@ -213,6 +224,60 @@ impl<T: Zeroable> SecretBox<T> {
         let mut secret = Self::zeroed()?;
         init(secret.expose_secret_mut());
         Ok(secret)
+    }
+
+    /// The `T` that `init` returns, moved into pooled secret memory; the
+    /// bytes it occupied on the way (the return slot) are zeroed after the
+    /// move, as secrecy 0.10's `init_with` zeroizes its copy.  Copies the
+    /// compiler made before the return are beyond reach: where that matters
+    /// use [`SecretBox::init_with_mut`], which builds the value in place.
+    ///
+    /// ```
+    /// let key = mmkit::SecretBox::<[u8; 4]>::init_with(|| [1, 2, 3, 4])?;
+    /// assert_eq!(key.expose_secret(), &[1, 2, 3, 4]);
+    /// # Ok::<(), mmkit::Error>(())
+    /// ```
+    pub fn init_with(init: impl FnOnce() -> T) -> Result<Self> {
+        let mut secret = Self::zeroed()?;
+        secret.put(init());
+        Ok(secret)
+    }
+
+    /// As [`SecretBox::init_with`], for an `init` that can fail: its error,
+    /// or the allocation's converted into `E` (`std::io::Error` and
+    /// `Box<dyn Error>` convert from [`Error`]).  The secret memory is taken
+    /// first, so a failed allocation never leaves a value made for nothing.
+    ///
+    /// ```
+    /// let key = mmkit::SecretBox::<u64>::try_init_with(|| {
+    ///     u64::from_str_radix("2a", 16)
+    ///         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    /// })?;
+    /// assert_eq!(*key.expose_secret(), 42);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn try_init_with<E: From<Error>>(
+        init: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<Self, E> {
+        let mut secret = Self::zeroed()?;
+        secret.put(init()?);
+        Ok(secret)
+    }
+
+    /// Moves `value` into the (zeroed, writable) secret memory and zeroes
+    /// the bytes it was moved from.
+    fn put(&mut self, value: T) {
+        let mut value = ManuallyDrop::new(value);
+        let src = &mut *value as *mut T as *mut u8;
+        // SAFETY: the secret is a fresh, writable, aligned allocation of
+        // size_of::<T>() bytes holding a zero T, which needs no drop; value
+        // is a T the secret takes over (ManuallyDrop: never dropped here).
+        // Its bytes are then zeroed through volatile writes, which the
+        // compiler may not remove although nothing reads them again.
+        unsafe {
+            ptr::copy_nonoverlapping(src, self.secret.ptr.as_ptr(), size_of::<T>());
+            crate::wipe::wipe_raw(src, size_of::<T>());
+        }
     }
 
     /// The secret.  Panics if it is protected with [`Access::NoAccess`].
@@ -274,6 +339,16 @@ impl<T: Zeroable> fmt::Debug for SecretBox<T> {
 /// A fixed-length byte buffer in secret memory (secrecy 0.10's name for
 /// secret slices), zeroed when made, wiped and freed when dropped.  What
 /// [`SecretBox`] says about threads, fork and protection holds here too.
+///
+/// ```
+/// use mmkit::SecretSlice;
+/// let mut password = SecretSlice::zeroed(64)?;
+/// password.expose_secret_mut()[..6].copy_from_slice(b"hunter");
+/// assert_eq!(&password.expose_secret()[..6], b"hunter");
+/// let key = SecretSlice::from(vec![1, 2, 3]); // the Vec is wiped
+/// assert!(key.ct_eq(&[1, 2, 3]));
+/// # Ok::<(), mmkit::Error>(())
+/// ```
 pub struct SecretSlice {
     secret: Secret,
     len: usize,

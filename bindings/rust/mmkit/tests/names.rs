@@ -85,18 +85,27 @@ fn regions_of_this_process_have_the_shape() {
         .iter()
         .filter(|r| r.kind == RegionKind::Anon)
         .all(|r| r.name.is_none()));
+    // smaps' Rss is its Shared_/Private_ figures, mapping by mapping.
+    let rss: u64 = regions.iter().map(|r| r.rss).sum();
+    let parts: u64 = regions
+        .iter()
+        .map(|r| r.shared_clean + r.shared_dirty + r.private_clean + r.private_dirty)
+        .sum();
+    assert!(rss > 0);
+    assert_eq!(parts, rss);
+    assert!(code.referenced <= code.rss && code.anonymous <= code.rss);
 }
 
 #[test]
 fn bad_names_and_ranges() {
-    let e = mmkit::name_valid("no$dollar").unwrap_err();
+    let e = mmkit::is_valid_name("no$dollar").unwrap_err();
     assert_eq!(e.errno(), 22);
     assert!(e.message().contains("0x24"), "{}", e);
     assert_eq!(
-        mmkit::name_valid("fine name").map_err(|e| e.errno()),
+        mmkit::is_valid_name("fine name").map_err(|e| e.errno()),
         Ok(())
     );
-    let e = mmkit::name_valid("nul\0").unwrap_err();
+    let e = mmkit::is_valid_name("nul\0").unwrap_err();
     assert!(e.message().contains("NUL"), "{}", e);
     let small = [0u8; 16];
     let e = mmkit::name(&small, "x").unwrap_err();

@@ -1,0 +1,1 @@
+../../../../../../kmod/refpage/refpage.h
