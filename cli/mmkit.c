@@ -11,6 +11,7 @@
 
 #include "mmkit.h"
 #include "cli.h"
+#include "fleet.h"
 
 /*
  * The Makefile passes -DMMKIT_VERSION (its VERSION); a build without it
@@ -44,6 +45,16 @@ static const struct command commands[] = {
 	{ "maps", "PID [--json]",
 	  "memory of a process by name, like showmap: Size, Rss, Pss, Private_Dirty, Swap, Locked",
 	  "  PID           the process, a positive number\n", 1, 1, TAKES_JSON, cmd_maps },
+	{ "top", "[--by name|process] [--sort KEY] [--name GLOB] [--user USER] [--pid PID,...] [--json]",
+	  "memory of every process that can be read, summed per name like smem -m (or per process)",
+	  "  --by name|process\n"
+	  "                one row per name (the default: [anon:NAME], file paths, [heap],\n"
+	  "                [stack], [anon]...) with the processes mapping it, or one per\n"
+	  "                process\n"
+	  "  --sort KEY    pss (the default), size, rss, uss, swap, locked, mappings, and\n"
+	  "                processes or name (per name), pid or command (per process)\n"
+	  FLEET_OPTIONS_HELP,
+	  0, INT_MAX, OWN_OPTIONS | TAKES_JSON, cmd_top },
 	{ "secrets", "[PID] [--json]",
 	  "processes holding memfd_secret memory (all, or PID): fds, mappings, bytes",
 	  "  PID           only this process, a positive number\n", 0, 1, TAKES_JSON, cmd_secrets },

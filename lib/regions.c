@@ -29,7 +29,7 @@
  * count may then stop short and give a later part's pages to earlier parts
  * (the parts still add up to the VMA).
  *
- * Pss, Private_Dirty and Locked exist only
+ * Pss, Private_Clean, Private_Dirty and Locked exist only
  * per VMA, so each part gets the VMA's value in proportion to its share of
  * the VMA's Rss.  If pagemap cannot be read, every value is shared out in
  * proportion to size instead.  Either way the parts add up exactly to the
@@ -46,7 +46,7 @@
 #include "procfs.h"
 
 /* The values of a VMA or a part of one; the last two are pagemap page counts. */
-enum { V_SIZE, V_RSS, V_PSS, V_PRIVATE_DIRTY, V_SWAP, V_LOCKED, V_PRESENT, V_SWAPPED, V_COUNT };
+enum { V_SIZE, V_RSS, V_PSS, V_PRIVATE_CLEAN, V_PRIVATE_DIRTY, V_SWAP, V_LOCKED, V_PRESENT, V_SWAPPED, V_COUNT };
 
 static const struct {
 	const char *key;
@@ -56,6 +56,7 @@ static const struct {
 	{ "Size", V_SIZE, 0 },
 	{ "Rss", V_RSS, 0 },
 	{ "Pss", V_PSS, MMKIT_REGION_HAVE_PSS },
+	{ "Private_Clean", V_PRIVATE_CLEAN, 0 },
 	{ "Private_Dirty", V_PRIVATE_DIRTY, 0 },
 	{ "Swap", V_SWAP, MMKIT_REGION_HAVE_SWAP },
 	{ "Locked", V_LOCKED, 0 },
@@ -272,10 +273,12 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 	r->size = p->v[V_SIZE];
 	r->rss = p->v[V_RSS];
 	r->pss = p->v[V_PSS];
+	r->private_clean = p->v[V_PRIVATE_CLEAN];
 	r->private_dirty = p->v[V_PRIVATE_DIRTY];
 	r->swap = p->v[V_SWAP];
 	r->locked = p->v[V_LOCKED];
 	r->have = w->have;
+	r->flags = mmkit__vma_refpage(v) ? MMKIT_REGION_REFPAGE : 0;
 	w->stopped = w->fn(r, w->arg);
 	return w->stopped;
 }
@@ -321,6 +324,7 @@ static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma
 	share(w->parts, n, vma->v[V_RSS], V_PRESENT, V_RSS);
 	share(w->parts, n, vma->v[V_SWAP], V_SWAPPED, V_SWAP);
 	share(w->parts, n, vma->v[V_PSS], V_RSS, V_PSS);
+	share(w->parts, n, vma->v[V_PRIVATE_CLEAN], V_RSS, V_PRIVATE_CLEAN);
 	share(w->parts, n, vma->v[V_PRIVATE_DIRTY], V_RSS, V_PRIVATE_DIRTY);
 	share(w->parts, n, vma->v[V_LOCKED], V_RSS, V_LOCKED);
 	for (i = 0; i < n && !ret; i++)

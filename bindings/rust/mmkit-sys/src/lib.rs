@@ -117,6 +117,10 @@ pub struct mmkit_region {
     pub locked: c_ulonglong,
     /// `MMKIT_REGION_HAVE_*` bits.
     pub have: c_uint,
+    /// Private clean bytes (with `private_dirty`: the USS).
+    pub private_clean: c_ulonglong,
+    /// `MMKIT_REGION_REFPAGE`.
+    pub flags: c_uint,
 }
 
 /// `mmkit_region_fn`.
@@ -318,7 +322,7 @@ extern "C" {
 
     /// Sizes and offsets of the C structs, for the layout test.
     #[doc(hidden)]
-    pub static mmkit_sys_layout: [usize; 11];
+    pub static mmkit_sys_layout: [usize; 12];
 }
 
 #[cfg(test)]
@@ -349,6 +353,7 @@ mod tests {
             offset_of_compat!(mmkit_region, name),
             offset_of_compat!(mmkit_region, swap),
             offset_of_compat!(mmkit_region, have),
+            offset_of_compat!(mmkit_region, flags),
             size_of::<mmkit_memlock>(),
             offset_of_compat!(mmkit_memlock, exempt),
             size_of::<mmkit_secret_stats>(),

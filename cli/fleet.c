@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * Memory by name: the table of names mmkit maps, top and export sum
+ * regions into, and the scan of every process (see fleet.h).  Each
+ * process is read by mmkit_regions() -- the library's one smaps reader,
+ * with its bounds on hostile input -- into a table of its own, which is
+ * added to the machine's only once the process has been read whole: a
+ * process that exits or fails halfway leaves nothing behind but its count.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pwd.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "fleet.h"
+
+/* FNV-1a over the kind and the name. */
+static size_t group_hash(enum mmkit_region_kind kind, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)kind;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
+	return (size_t)h;
+}
+
+/* The slot of (kind, name) in the index: its group's, or the empty one it would take. */
+static size_t group_slot(const struct groups *gs, enum mmkit_region_kind kind, const char *name)
+{
+	size_t mask = gs->index_cap - 1, i = group_hash(kind, name) & mask;
+	const struct group *g;
+
+	for (; gs->index[i]; i = (i + 1) & mask) {
+		g = &gs->g[gs->index[i] - 1];
+		if (g->kind == kind && !strcmp(g->name, name))
+			break;
+	}
+	return i;
+}
+
+/* Makes room for one more group in the array and the index. */
+static int groups_grow(struct groups *gs)
+{
+	size_t cap, i, *index;
+	struct group *bigger;
+
+	if (gs->n == gs->cap) {
+		cap = gs->cap ? gs->cap * 2 : 64;
+		bigger = reallocarray(gs->g, cap, sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		gs->g = bigger;
+		gs->cap = cap;
+	}
+	if (2 * (gs->n + 1) <= gs->index_cap)
+		return 0;
+	cap = gs->index_cap ? gs->index_cap * 2 : 128;
+	index = calloc(cap, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	free(gs->index);
+	gs->index = index;
+	gs->index_cap = cap;
+	for (i = 0; i < gs->n; i++)
+		gs->index[group_slot(gs, gs->g[i].kind, gs->g[i].name)] = i + 1;
+	return 0;
+}
+
+char *group_name(const struct mmkit_region *r)
+{
+	const char *shm = r->perms[3] == 's' ? "anon_shmem" : "anon";
+	size_t len;
+	char *s;
+
+	switch (r->kind) {
+	case MMKIT_REGION_ANON:
+		return strdup("[anon]");
+	case MMKIT_REGION_ANON_NAMED:
+	case MMKIT_REGION_REGISTRY:
+		len = strlen(shm) + strlen(r->name) + 4;
+		s = malloc(len);
+		if (s)
+			snprintf(s, len, "[%s:%s]", shm, r->name);
+		return s;
+	default:
+		return strdup(r->name);
+	}
+}
+
+struct group *groups_get(struct groups *gs, enum mmkit_region_kind kind, const char *name)
+{
+	struct group *g;
+	size_t slot;
+
+	slot = gs->index_cap ? group_slot(gs, kind, name) : 0;
+	if (gs->index_cap && gs->index[slot])
+		return &gs->g[gs->index[slot] - 1];
+	if (groups_grow(gs))
+		return NULL;
+	g = &gs->g[gs->n];
+	memset(g, 0, sizeof(*g));
+	g->name = strdup(name);
+	if (!g->name)
+		return NULL;
+	g->kind = kind;
+	gs->n++;
+	gs->index[group_slot(gs, kind, name)] = gs->n;
+	return g;
+}
+
+void group_add(struct group *g, const struct mmkit_region *r)
+{
+	g->mappings++;
+	g->v[V_SIZE] += r->size;
+	g->v[V_RSS] += r->rss;
+	g->v[V_PSS] += r->pss;
+	g->v[V_PRIVATE_DIRTY] += r->private_dirty;
+	g->v[V_USS] += r->private_clean + r->private_dirty;
+	g->v[V_SWAP] += r->swap;
+	g->v[V_LOCKED] += r->locked;
+}
+
+void group_sum(struct group *to, const struct group *from)
+{
+	int j;
+
+	to->mappings += from->mappings;
+	for (j = 0; j < V_NVALUES; j++)
+		to->v[j] += from->v[j];
+}
+
+void groups_free(struct groups *gs)
+{
+	size_t i;
+
+	for (i = 0; i < gs->n; i++)
+		free(gs->g[i].name);
+	free(gs->g);
+	free(gs->index);
+	memset(gs, 0, sizeof(*gs));
+}
+
+const char *group_source(enum mmkit_region_kind kind)
+{
+	return kind == MMKIT_REGION_REGISTRY ? "registry" : "kernel";
+}
+
+/* One process being read: its own names, and what the filter lets through. */
+struct reading {
+	struct groups names;
+	struct fleet_proc *p;
+	const char *glob;
+};
+
+static int add_region(const struct mmkit_region *r, void *arg)
+{
+	struct reading *rd = arg;
+	char *name = group_name(r);
+	struct group *g = NULL;
+
+	if (name && (!rd->glob || !fnmatch(rd->glob, name, 0)))
+		g = groups_get(&rd->names, r->kind, name);
+	else if (name) {
+		free(name);
+		return 0;
+	}
+	free(name);
+	if (!g)
+		return -ENOMEM;
+	group_add(g, r);
+	if (r->flags & MMKIT_REGION_REFPAGE && r->pss > r->private_dirty)
+		rd->p->refpage_cache += r->pss - r->private_dirty;
+	if (r->kind == MMKIT_REGION_FILE && !strcmp(r->name, CLI_SECRETMEM_NAME))
+		rd->p->secret_mapped += r->size;
+	return 0;
+}
+
+/* Adds the process just read to the machine's table; -ENOMEM. */
+static int merge(struct fleet *f, struct reading *rd)
+{
+	struct group *to;
+	size_t i;
+	int j;
+
+	f->read++;
+	for (i = 0; i < rd->names.n; i++) {
+		const struct group *g = &rd->names.g[i];
+
+		to = groups_get(&f->names, g->kind, g->name);
+		if (!to)
+			return -ENOMEM;
+		group_sum(to, g);
+		to->processes++;
+		rd->p->mappings += g->mappings;
+		for (j = 0; j < V_NVALUES; j++)
+			rd->p->v[j] += g->v[j];
+	}
+	/* A kernel thread, or a process none of whose names the filter takes. */
+	if (rd->names.n)
+		f->nprocs++;
+	return 0;
+}
+
+/* Reads process @pid; 0 also when it is skipped (and counted), -ENOMEM. */
+static int scan_pid(struct fleet *f, const struct fleet_filter *flt, int proc, pid_t pid)
+{
+	struct reading rd = { .glob = flt->name_glob };
+	struct fleet_proc *p;
+	char name[16];
+	struct stat st;
+	int procfd, ret;
+
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	procfd = openat(proc, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0 || fstat(procfd, &st) || (flt->by_user && st.st_uid != flt->uid)) {
+		if (procfd < 0)
+			f->gone++;
+		else
+			close(procfd);
+		return 0;
+	}
+	if (f->nprocs == f->procs_cap) {
+		size_t cap = f->procs_cap ? 2 * f->procs_cap : 256;
+		struct fleet_proc *bigger = reallocarray(f->procs, cap, sizeof(*bigger));
+
+		if (!bigger) {
+			close(procfd);
+			return -ENOMEM;
+		}
+		f->procs = bigger;
+		f->procs_cap = cap;
+	}
+	p = rd.p = &f->procs[f->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->uid = st.st_uid;
+	cli_read_command(procfd, p->command, sizeof(p->command));
+	if (flt->secrets)
+		cli_secret_fds(procfd, &p->secret_fds, &p->secret_fd_bytes);
+	close(procfd);
+	ret = mmkit_regions(pid, add_region, &rd);
+	if (!ret)
+		ret = merge(f, &rd);
+	else if (ret == -ESRCH || ret == -ENOENT)
+		f->gone++;
+	else if (ret == -EACCES || ret == -EPERM)
+		f->denied++;
+	else if (ret != -ENOMEM)
+		f->failed++;
+	groups_free(&rd.names);
+	return ret == -ENOMEM ? ret : 0;
+}
+
+/* "PID[,PID...]" into @flt's list; -EINVAL. */
+static int parse_pids(const char *list, struct fleet_filter *flt)
+{
+	char word[16];
+	size_t len;
+
+	do {
+		len = strcspn(list, ",");
+		if (!len || len >= sizeof(word) || flt->npids == FLEET_MAX_PIDS)
+			return -EINVAL;
+		memcpy(word, list, len);
+		word[len] = '\0';
+		if (cli_parse_pid(word, &flt->pids[flt->npids]))
+			return -EINVAL;
+		flt->npids++;
+		list += len;
+	} while (*list++ == ',');
+	return 0;
+}
+
+static int parse_user(const char *user, struct fleet_filter *flt)
+{
+	struct passwd *pw = getpwnam(user);
+	unsigned long uid;
+	char *end;
+
+	flt->by_user = 1;
+	if (pw) {
+		flt->uid = pw->pw_uid;
+		return 0;
+	}
+	errno = 0;
+	uid = strtoul(user, &end, 10);
+	if (!isdigit((unsigned char)*user) || *end || errno || uid > UINT32_MAX - 1)
+		return -EINVAL;
+	flt->uid = (uid_t)uid;
+	return 0;
+}
+
+int fleet_option(const char *cmd, int argc, char **argv, int *i, struct fleet_filter *flt)
+{
+	const char *value;
+	int missing = 0;
+
+	if ((value = cli_option_value("--name", argc, argv, i, &missing))) {
+		flt->name_glob = value;
+	} else if ((value = cli_option_value("--user", argc, argv, i, &missing))) {
+		if (parse_user(value, flt)) {
+			cli_error("%s: --user: no user '%s' (a name or a number)", cmd, value);
+			return -1;
+		}
+	} else if ((value = cli_option_value("--pid", argc, argv, i, &missing))) {
+		if (parse_pids(value, flt)) {
+			cli_error("%s: --pid: '%s' is not a list of PIDs (positive numbers, "
+				  "comma-separated, up to %d)", cmd, value, FLEET_MAX_PIDS);
+			return -1;
+		}
+	} else if (missing) {
+		cli_error("%s: %s needs a value (mmkit %s --help: its usage)", cmd, argv[*i], cmd);
+		return -1;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+int fleet_scan(struct fleet *f, const struct fleet_filter *flt)
+{
+	struct dirent *de;
+	char *end;
+	long pid;
+	DIR *proc;
+	size_t i;
+	int ret = 0;
+
+	memset(f, 0, sizeof(*f));
+	proc = opendir("/proc");
+	if (!proc) {
+		ret = -errno;
+		cli_error("/proc: %s", strerror(-ret));
+		return ret;
+	}
+	/* PIDs asked for that are not there count as gone. */
+	for (i = 0; !ret && i < flt->npids; i++)
+		ret = scan_pid(f, flt, dirfd(proc), flt->pids[i]);
+	while (!ret && !flt->npids && (de = readdir(proc))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (!*end && pid > 0 && pid <= INT32_MAX)
+			ret = scan_pid(f, flt, dirfd(proc), (pid_t)pid);
+	}
+	closedir(proc);
+	if (ret)
+		cli_error("reading the processes: %s", strerror(-ret));
+	return ret;
+}
+
+void fleet_free(struct fleet *f)
+{
+	groups_free(&f->names);
+	free(f->procs);
+	memset(f, 0, sizeof(*f));
+}
