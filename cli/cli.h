@@ -66,6 +66,15 @@ int cli_text_string(FILE *f, const char *s);
  */
 void cli_json_string(FILE *f, const char *s);
 /*
+ * A label value of the Prometheus and OpenMetrics text formats, quotes
+ * included: a backslash, a double quote and a newline escaped as the
+ * formats say (\\, \", \n); the value always valid UTF-8 without
+ * control characters: another control byte, a C1 control's bytes and a
+ * byte that is not valid UTF-8 become the four characters \xNN (written
+ * \\xNN), as in cli_json_string().
+ */
+void cli_label_string(FILE *f, const char *s);
+/*
  * Parses a size in bytes, the one parser of every size the command and the
  * benchmarks take: decimal digits, a fraction of up to 6 digits, then K, M,
  * G or T (either case, powers of 1024), alone or as KiB, MiB, GiB, TiB:

@@ -55,6 +55,25 @@ static const struct command commands[] = {
 	  "                processes or name (per name), pid or command (per process)\n"
 	  FLEET_OPTIONS_HELP,
 	  0, INT_MAX, OWN_OPTIONS | TAKES_JSON, cmd_top },
+	{ "export", "[--listen ADDR:PORT | --textfile PATH | --openmetrics] [--max-series N] "
+	  "[--top-processes K] [--name GLOB] [--user USER] [--pid PID,...]",
+	  "the figures of top as Prometheus/OpenMetrics metrics: stdout, a file, or HTTP /metrics",
+	  "  --listen ADDR:PORT\n"
+	  "                serve GET /metrics over HTTP (127.0.0.1:9977, [::1]:9977,\n"
+	  "                :9977 for every address, port 0 for a free one; systemd: the\n"
+	  "                socket systemd passes); OpenMetrics 1.0 when the scraper's\n"
+	  "                Accept asks for application/openmetrics-text\n"
+	  "  --textfile PATH\n"
+	  "                write PATH for node_exporter's textfile collector (a\n"
+	  "                temporary file renamed over it) and exit\n"
+	  "  --openmetrics OpenMetrics 1.0 on standard output (else the text format 0.0.4)\n"
+	  "  --max-series N\n"
+	  "                at most N series per per-name metric (500): the largest PSS\n"
+	  "                first, the rest summed in name=\"[other]\"\n"
+	  "  --top-processes K\n"
+	  "                series per process for the K largest PSS (0)\n"
+	  FLEET_OPTIONS_HELP,
+	  0, INT_MAX, OWN_OPTIONS, cmd_export },
 	{ "secrets", "[PID] [--json]",
 	  "processes holding memfd_secret memory (all, or PID): fds, mappings, bytes",
 	  "  PID           only this process, a positive number\n", 0, 1, TAKES_JSON, cmd_secrets },

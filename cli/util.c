@@ -153,6 +153,28 @@ void cli_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void cli_label_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n, i;
+
+	fputc('"', f);
+	while (*p) {
+		n = utf8_len(p);
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if ((n == 1 && *p >= 0x20 && *p != 0x7f) || (n > 1 && !utf8_c1(p, n)))
+			fwrite(p, 1, n, f);
+		else
+			for (i = 0; i < (n ? n : 1); i++)
+				fprintf(f, "\\\\x%02x", p[i]);
+		p += n ? n : 1;
+	}
+	fputc('"', f);
+}
+
 /* The number of decimal digits a fraction of a size may have: 10^6 * 2^40 fits 64 bits. */
 #define SIZE_FRACTION_DIGITS	6
 
