@@ -130,6 +130,7 @@ static void say_address(int fd)
 	fflush(stdout);
 }
 
+/* The listening socket, -1 (a failure) or -2 (a malformed @spec) after a message. */
 static int open_listener(const char *spec)
 {
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM }, *ai;
@@ -142,7 +143,7 @@ static int open_listener(const char *spec)
 	if (split_address(spec, host, sizeof(host), &port)) {
 		cli_error("export: --listen '%s': not ADDR:PORT (127.0.0.1:9977, [::1]:9977, "
 			  ":9977 for every address, or systemd)", spec);
-		return -1;
+		return -2;
 	}
 	err = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
 	if (err) {
@@ -384,7 +385,7 @@ int export_serve(const struct export_opts *o)
 
 	s.listen_fd = open_listener(o->listen);
 	if (s.listen_fd < 0)
-		return CLI_EXIT_FAIL;
+		return s.listen_fd == -2 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 	say_address(s.listen_fd);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+#
+# What the tests of mmkit export share (sourced): $tmp, cleanup of what they
+# started, fail, named-memory started and waited for, a free loopback port,
+# an HTTP GET, mmkit export --listen started on a free port.  The caller sets
+# MMKIT_BUILD and sources it first.
+mmkit="$MMKIT_BUILD/mmkit"
+example="$MMKIT_BUILD/examples/named-memory"
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+started=""
+cleanup() {
+	for p in $started; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $started; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ -x "$example" ] || { echo "SKIP: $example not built"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: no python3 (tools/install-deps)"; exit 77; }
+page_kib=$(( $(getconf PAGESIZE) / 1024 ))
+
+# named NAME: named-memory names 32 pages NAME and touches 10; its PID in $pid.
+named() {
+	"$example" "$1" 32 10 >"$tmp/named-$1.out" 2>&1 &
+	pid=$!
+	started="$started $pid"
+	tries=0
+	until grep -qs '^ready' "$tmp/named-$1.out"; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 100 ] || fail "named-memory did not start: $(cat "$tmp/named-$1.out")"
+		sleep 0.1
+	done
+}
+
+# A loopback TCP port nothing listens on now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# get URL OUT [HEADER]: the body into OUT, the status and Content-Type on stdout.
+get() {
+	python3 - "$@" <<'EOF'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1])
+if len(sys.argv) > 3:
+    k, v = sys.argv[3].split(": ", 1)
+    req.add_header(k, v)
+try:
+    r = urllib.request.urlopen(req, timeout=30)
+except urllib.error.HTTPError as e:
+    r = e
+open(sys.argv[2], "wb").write(r.read())
+print(r.status, r.headers.get("Content-Type"))
+EOF
+}
+
+# serve [OPTIONS...]: mmkit export --listen 127.0.0.1:0 OPTIONS; its
+# address in $addr (HOST:PORT), its PID in $server.
+serve() {
+	"$mmkit" export --listen 127.0.0.1:0 "$@" >"$tmp/serve.out" 2>&1 &
+	server=$!
+	started="$started $server"
+	tries=0
+	until grep -qs '^listening on ' "$tmp/serve.out"; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 100 ] && kill -0 "$server" 2>/dev/null ||
+			fail "mmkit export --listen did not start: $(cat "$tmp/serve.out")"
+		sleep 0.1
+	done
+	addr=$(sed -n 's/^listening on //p' "$tmp/serve.out")
+}
+
+# value FILE [om] PYTHON-EXPR ARGS...: FILE read by metrics.py (s: its
+# samples as (name, labels, value)), and EXPR true for it (a: ARGS).
+check_metrics() {
+	python3 - "$here" "$@" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import metrics
+args = sys.argv[2:]
+om = len(args) > 1 and args[1] == "om"
+path, expr, a = args[0], args[2 if om else 1], args[3 if om else 2:]
+try:
+    s = [(n, l, v) for _, n, l, v in metrics.parse(open(path, "rb").read().decode("utf-8"), om)]
+except (ValueError, UnicodeDecodeError) as e:
+    sys.exit("%s: %s" % (path, e))
+if not eval("(" + expr + ")"):
+    sys.exit("false: %s" % expr)
+EOF
+}
