@@ -71,8 +71,10 @@ def parse(text, om=False):
         if not m:
             raise ValueError("bad sample: %r" % line)
         name = m.group(1)
-        want = family + "_total" if om and types.get(family) == "counter" else family
-        if name != want:
+        want = [family + "_total" if om and types.get(family) == "counter" else family]
+        if types.get(family) in ("summary", "histogram"):
+            want += [family + x for x in ("_sum", "_count", "_bucket")]
+        if name not in want:
             raise ValueError("sample %s in family %s" % (name, family))
         float(m.group(3))
         samples.append((family, name, labels(m.group(2) or "{}", line), float(m.group(3))))
