@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <stdatomic.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -326,14 +328,108 @@ int fleet_option(const char *cmd, int argc, char **argv, int *i, struct fleet_fi
 	return 1;
 }
 
-int fleet_scan(struct fleet *f, const struct fleet_filter *flt)
+/* The PIDs of /proc, or those of the filter, into *@pids; -errno. */
+static int list_pids(DIR *proc, const struct fleet_filter *flt, pid_t **pids, size_t *n)
 {
+	size_t cap = flt->npids ? flt->npids : 1024;
 	struct dirent *de;
+	pid_t *bigger;
 	char *end;
 	long pid;
-	DIR *proc;
+
+	*n = 0;
+	*pids = reallocarray(NULL, cap, sizeof(**pids));
+	if (!*pids)
+		return -ENOMEM;
+	if (flt->npids) {
+		memcpy(*pids, flt->pids, flt->npids * sizeof(**pids));
+		*n = flt->npids;
+		return 0;
+	}
+	while ((de = readdir(proc))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (*n == cap) {
+			bigger = reallocarray(*pids, cap * 2, sizeof(**pids));
+			if (!bigger)
+				return -ENOMEM;
+			*pids = bigger;
+			cap *= 2;
+		}
+		(*pids)[(*n)++] = (pid_t)pid;
+	}
+	return 0;
+}
+
+/* One scanning thread: its own table, the PIDs taken from a shared counter. */
+struct worker {
+	struct fleet f;
+	const struct fleet_filter *flt;
+	int proc;
+	const pid_t *pids;
+	size_t npids;
+	atomic_size_t *next;
+	int ret;
+	pthread_t thread;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
 	size_t i;
-	int ret = 0;
+
+	while (!w->ret && (i = atomic_fetch_add(w->next, 1)) < w->npids)
+		w->ret = scan_pid(&w->f, w->flt, w->proc, w->pids[i]);
+	return NULL;
+}
+
+/* Adds @from's names, processes and counts to @to; -ENOMEM. */
+static int fleet_merge(struct fleet *to, const struct fleet *from)
+{
+	struct fleet_proc *bigger;
+	struct group *g;
+	size_t i;
+
+	for (i = 0; i < from->names.n; i++) {
+		g = groups_get(&to->names, from->names.g[i].kind, from->names.g[i].name);
+		if (!g)
+			return -ENOMEM;
+		group_sum(g, &from->names.g[i]);
+		g->processes += from->names.g[i].processes;
+	}
+	if (to->nprocs + from->nprocs > to->procs_cap) {
+		bigger = reallocarray(to->procs, to->nprocs + from->nprocs, sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		to->procs = bigger;
+		to->procs_cap = to->nprocs + from->nprocs;
+	}
+	memcpy(to->procs + to->nprocs, from->procs, from->nprocs * sizeof(*bigger));
+	to->nprocs += from->nprocs;
+	to->read += from->read;
+	to->gone += from->gone;
+	to->denied += from->denied;
+	to->failed += from->failed;
+	return 0;
+}
+
+/*
+ * The processes are read by as many threads as there are CPUs (up to
+ * FLEET_THREADS, one per 32 processes): the kernel's work of writing each
+ * smaps is most of the cost, and it is the reading thread's.
+ */
+int fleet_scan(struct fleet *f, const struct fleet_filter *flt)
+{
+	struct worker w[FLEET_THREADS] = { 0 };
+	atomic_size_t next = 0;
+	size_t npids = 0, i, n;
+	pid_t *pids = NULL;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	DIR *proc;
+	int ret;
 
 	memset(f, 0, sizeof(*f));
 	proc = opendir("/proc");
@@ -342,19 +438,39 @@ int fleet_scan(struct fleet *f, const struct fleet_filter *flt)
 		cli_error("/proc: %s", strerror(-ret));
 		return ret;
 	}
-	/* PIDs asked for that are not there count as gone. */
-	for (i = 0; !ret && i < flt->npids; i++)
-		ret = scan_pid(f, flt, dirfd(proc), flt->pids[i]);
-	while (!ret && !flt->npids && (de = readdir(proc))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = strtol(de->d_name, &end, 10);
-		if (!*end && pid > 0 && pid <= INT32_MAX)
-			ret = scan_pid(f, flt, dirfd(proc), (pid_t)pid);
+	ret = list_pids(proc, flt, &pids, &npids);
+	n = cpus > 1 ? (size_t)cpus : 1;
+	if (n > FLEET_THREADS)
+		n = FLEET_THREADS;
+	if (n > npids / 32 + 1)
+		n = npids / 32 + 1;
+	for (i = 0; !ret && i < n; i++) {
+		w[i].flt = flt;
+		w[i].proc = dirfd(proc);
+		w[i].pids = pids;
+		w[i].npids = npids;
+		w[i].next = &next;
+		/* The first in this thread; one that cannot start leaves its share to the others. */
+		if (i && pthread_create(&w[i].thread, NULL, work, &w[i]))
+			n = i;
 	}
+	if (!ret)
+		work(&w[0]);
+	for (i = 1; !ret && i < n; i++)
+		pthread_join(w[i].thread, NULL);
+	/* (ret is list_pids()'s: no thread was started if it failed.) */
+	for (i = 0; !ret && i < n; i++)
+		ret = w[i].ret;
+	for (i = 0; !ret && i < n; i++)
+		ret = fleet_merge(f, &w[i].f);
+	for (i = 0; i < n; i++)
+		fleet_free(&w[i].f);
+	free(pids);
 	closedir(proc);
-	if (ret)
+	if (ret) {
+		fleet_free(f);
 		cli_error("reading the processes: %s", strerror(-ret));
+	}
 	return ret;
 }
 

@@ -102,6 +102,9 @@ int fleet_option(const char *cmd, int argc, char **argv, int *i, struct fleet_fi
 	"  --pid PID[,PID...]\n" \
 	"                only these processes (up to 1024)\n"
 
+/* The most threads a scan reads processes with. */
+#define FLEET_THREADS	8
+
 /*
  * Reads every process of /proc that @flt lets through; -errno only when
  * /proc cannot be listed or memory runs out (after a message).
