@@ -334,7 +334,7 @@ static int parse_count(const char *s, unsigned long min, unsigned long max, unsi
 static int parse_opts(int argc, char **argv, struct export_opts *o)
 {
 	const char *value;
-	int i, missing = 0, taken;
+	int i, missing = 0;
 
 	o->max_series = DEFAULT_MAX_SERIES;
 	for (i = 0; i < argc; i++) {
@@ -356,18 +356,7 @@ static int parse_opts(int argc, char **argv, struct export_opts *o)
 			o->listen = value;
 		} else if ((value = cli_option_value("--textfile", argc, argv, &i, &missing))) {
 			o->textfile = value;
-		} else if (missing) {
-			cli_error("export: %s needs a value (mmkit export --help: its usage)", argv[i]);
-			return -1;
-		} else if ((taken = fleet_option("export", argc, argv, &i, &o->flt))) {
-			if (taken < 0)
-				return -1;
-		} else if (argv[i][0] == '-') {
-			cli_error("export: unknown option '%s' (mmkit export --help: its usage)", argv[i]);
-			return -1;
-		} else {
-			cli_error("export: unexpected argument '%s' (processes are chosen with --pid)",
-				  argv[i]);
+		} else if (fleet_option("export", argc, argv, &i, &o->flt, missing)) {
 			return -1;
 		}
 	}

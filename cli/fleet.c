@@ -301,31 +301,35 @@ static int parse_user(const char *user, struct fleet_filter *flt)
 	return 0;
 }
 
-int fleet_option(const char *cmd, int argc, char **argv, int *i, struct fleet_filter *flt)
+int fleet_option(const char *cmd, int argc, char **argv, int *i, struct fleet_filter *flt,
+		 int missing)
 {
-	const char *value;
-	int missing = 0;
+	const char *value = NULL;
 
-	if ((value = cli_option_value("--name", argc, argv, i, &missing))) {
+	/* @missing: the command's own option came without its value. */
+	if (!missing && (value = cli_option_value("--name", argc, argv, i, &missing))) {
 		flt->name_glob = value;
-	} else if ((value = cli_option_value("--user", argc, argv, i, &missing))) {
-		if (parse_user(value, flt)) {
-			cli_error("%s: --user: no user '%s' (a name or a number)", cmd, value);
-			return -1;
-		}
-	} else if ((value = cli_option_value("--pid", argc, argv, i, &missing))) {
-		if (parse_pids(value, flt)) {
-			cli_error("%s: --pid: '%s' is not a list of PIDs (positive numbers, "
-				  "comma-separated, up to %d)", cmd, value, FLEET_MAX_PIDS);
-			return -1;
-		}
-	} else if (missing) {
-		cli_error("%s: %s needs a value (mmkit %s --help: its usage)", cmd, argv[*i], cmd);
-		return -1;
-	} else {
 		return 0;
+	} else if (!missing && (value = cli_option_value("--user", argc, argv, i, &missing))) {
+		if (!parse_user(value, flt))
+			return 0;
+		cli_error("%s: --user: no user '%s' (a name or a number)", cmd, value);
+		return -1;
+	} else if (!missing && (value = cli_option_value("--pid", argc, argv, i, &missing))) {
+		if (!parse_pids(value, flt))
+			return 0;
+		cli_error("%s: --pid: '%s' is not a list of PIDs (positive numbers, "
+			  "comma-separated, up to %d)", cmd, value, FLEET_MAX_PIDS);
+		return -1;
 	}
-	return 1;
+	if (missing)
+		cli_error("%s: %s needs a value (mmkit %s --help: its usage)", cmd, argv[*i], cmd);
+	else if (argv[*i][0] == '-')
+		cli_error("%s: unknown option '%s' (mmkit %s --help: its usage)", cmd, argv[*i], cmd);
+	else
+		cli_error("%s: unexpected argument '%s' (processes are chosen with --pid)", cmd,
+			  argv[*i]);
+	return -1;
 }
 
 /* The PIDs of /proc, or those of the filter, into *@pids; -errno. */

@@ -87,12 +87,15 @@ struct fleet {
 };
 
 /*
- * Takes the filter's option at argv[*i] into @flt: --name GLOB, --user
- * USER (a name or a number), --pid PID[,PID...] (the value after = or as
- * the next word).  1 if taken (*i moved past it), 0 if argv[*i] is none of
- * them, -1 if its value is bad, after a message naming @cmd.
+ * The last option parser of top and export: takes the filter's option at
+ * argv[*i] into @flt: --name GLOB, --user USER (a name or a number), --pid
+ * PID[,PID...] (the value after = or as the next word), and returns 0 (*i
+ * moved past it).  -1 after a message naming @cmd for a bad value, an
+ * option without its value (@missing: the command's own), an unknown
+ * option or an operand.
  */
-int fleet_option(const char *cmd, int argc, char **argv, int *i, struct fleet_filter *flt);
+int fleet_option(const char *cmd, int argc, char **argv, int *i, struct fleet_filter *flt,
+		 int missing);
 /* The help lines of those options. */
 #define FLEET_OPTIONS_HELP \
 	"  --name GLOB   only memory whose name matches GLOB (fnmatch(3), quoted:\n" \

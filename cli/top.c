@@ -123,7 +123,7 @@ static int parse_sort(const char *s, struct top_opts *o)
 static int parse_opts(int argc, char **argv, struct top_opts *o)
 {
 	const char *value, *sort = NULL;
-	int i, missing = 0, taken;
+	int i, missing = 0;
 
 	o->sort = V_PSS;
 	for (i = 0; i < argc; i++) {
@@ -137,18 +137,7 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 			o->by_process = !strcmp(value, "process");
 		} else if ((value = cli_option_value("--sort", argc, argv, &i, &missing))) {
 			sort = value;
-		} else if (missing) {
-			cli_error("top: %s needs a value (mmkit top --help: its usage)", argv[i]);
-			return -1;
-		} else if ((taken = fleet_option("top", argc, argv, &i, &o->flt))) {
-			if (taken < 0)
-				return -1;
-		} else if (argv[i][0] == '-') {
-			cli_error("top: unknown option '%s' (mmkit top --help: its usage)", argv[i]);
-			return -1;
-		} else {
-			cli_error("top: unexpected argument '%s' (processes are chosen with --pid)",
-				  argv[i]);
+		} else if (fleet_option("top", argc, argv, &i, &o->flt, missing)) {
 			return -1;
 		}
 	}

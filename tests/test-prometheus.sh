@@ -17,7 +17,8 @@ dashboard="$here/../docs/grafana/mmkit.json"
 
 name="test-prometheus-$$"
 named "$name"
-serve --top-processes 10
+# Two processes, not the machine: a scrape must fit in the 2 s timeout on a loaded machine.
+serve --top-processes 10 --pid "$pid,$$"
 pport=$(free_port)
 cat >"$tmp/prometheus.yml" <<EOF
 global:
