@@ -411,7 +411,8 @@ static int fleet_merge(struct fleet *to, const struct fleet *from)
 		to->procs = bigger;
 		to->procs_cap = to->nprocs + from->nprocs;
 	}
-	memcpy(to->procs + to->nprocs, from->procs, from->nprocs * sizeof(*bigger));
+	if (from->nprocs)
+		memcpy(to->procs + to->nprocs, from->procs, from->nprocs * sizeof(*to->procs));
 	to->nprocs += from->nprocs;
 	to->read += from->read;
 	to->gone += from->gone;
