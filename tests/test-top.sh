@@ -5,8 +5,8 @@
 # when root) name 32 pages test-top-PID and touch 10: the name's row
 # sums both (2 processes, 20 pages of Rss, Pss, USS), --by process shows
 # each, --name, --user and --pid filter, a PID that is gone is skipped and
-# counted, not a failure, a reader without privilege counts root's
-# processes as denied; the same USS and RSS as smem's for the process
+# counted, not a failure (nor are processes exiting while top runs), a
+# reader without privilege counts root's processes as denied; the same USS and RSS as smem's for the process
 # (when smem is installed); bad usage gets a message and exit 2.
 set -u
 mmkit="$MMKIT_BUILD/mmkit"
@@ -103,6 +103,16 @@ check "$tmp/gone.json" 'd["gone"] == 1 and d["read"] == 1 and
 "$mmkit" top --pid "$gone" >/dev/null 2>"$tmp/err" && fail "only a gone PID: exit 0"
 grep -q '^mmkit: top: no process could be read (1 gone' "$tmp/err" ||
 	fail "only a gone PID: $(cat "$tmp/err")"
+
+# Processes starting and exiting all along: each run reads what it can and succeeds.
+( i=0; while [ $i -lt 5000 ] && [ ! -e "$tmp/stop" ]; do /bin/true; i=$((i + 1)); done ) &
+churn=$!
+for i in 1 2 3 4 5; do
+	"$mmkit" top --json >"$tmp/churn.json" 2>"$tmp/err" || fail "top while processes exit: $(cat "$tmp/err")"
+	check "$tmp/churn.json" 'd["read"] > 0 and d["failed"] == 0' || fail "top while processes exit"
+done
+touch "$tmp/stop"
+wait "$churn"
 
 # The table: the name's line, sorted by PSS, a TOTAL line summing the column.
 "$mmkit" top --pid "$pid1,$pid2" >"$tmp/table" || fail "the table"
