@@ -249,7 +249,9 @@ int export_write(FILE *f, const struct export_opts *o, int om, const struct expo
 	ret = fleet_scan(&fl, &o->flt);
 	if (ret)
 		return ret;
-	qsort(fl.names.g, fl.names.n, sizeof(*fl.names.g), by_pss_name);
+	/* Nothing may have been read (another user's processes only): no NULL to qsort. */
+	if (fl.names.n)
+		qsort(fl.names.g, fl.names.n, sizeof(*fl.names.g), by_pss_name);
 	own = fl.names.n;
 	/* Past the cap, the last series of each metric is [other]. */
 	if (own > o->max_series) {
@@ -262,7 +264,8 @@ int export_write(FILE *f, const struct export_opts *o, int om, const struct expo
 	}
 	write_names(f, om, fl.names.g, own, &other, folded);
 	if (o->top_processes) {
-		qsort(fl.procs, fl.nprocs, sizeof(*fl.procs), by_pss_pid);
+		if (fl.nprocs)
+			qsort(fl.procs, fl.nprocs, sizeof(*fl.procs), by_pss_pid);
 		write_processes(f, om, &fl, o->top_processes);
 	}
 	write_special(f, om, &fl);

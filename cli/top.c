@@ -277,9 +277,10 @@ int cmd_top(const struct cli_args *a)
 		return CLI_EXIT_FAIL;
 	}
 	sort_key = o.sort;
-	if (o.by_process)
+	/* Nothing may be left to sort (a glob no name matches): no NULL to qsort. */
+	if (o.by_process && f.nprocs)
 		qsort(f.procs, f.nprocs, sizeof(*f.procs), by_process);
-	else
+	else if (f.names.n)
 		qsort(f.names.g, f.names.n, sizeof(*f.names.g), by_name);
 	total.processes = f.nprocs;
 	for (i = 0; i < f.names.n; i++)

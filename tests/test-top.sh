@@ -94,6 +94,13 @@ if [ -n "$nobody" ]; then
 		and g["processes"] == 1 for g in d["names"])' "$name" || fail "top as nobody"
 fi
 
+# A glob no name matches: nothing to show, in either view, and no failure.
+for by in name process; do
+	"$mmkit" top --by "$by" --name 'no-such-name-*' --json >"$tmp/none.json" || fail "--name matching nothing"
+	check "$tmp/none.json" 'not d["names" if a[0] == "name" else "processes"] and d["read"] > 0' "$by" ||
+		fail "--name matching nothing, --by $by"
+done
+
 # A PID that is not there is counted as gone; the others are read.
 gone=$(sh -c 'echo $$')
 "$mmkit" top --pid "$pid1,$gone" --json >"$tmp/gone.json" || fail "--pid with one gone"
