@@ -44,6 +44,49 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# on_free_port LOG COMMAND...: COMMAND with every @PORT@ in it replaced by a
+# free loopback port, until it listens there (30 s); another port if it
+# exits (one another test took meanwhile), 3 times at most.  The port in
+# $port, the PID in $listener.
+on_free_port() {
+	log=$1; shift
+	what=$1
+	# The words, quoted for eval, so that each attempt starts from them.
+	template=""
+	for arg in "$@"; do
+		template="$template '$(printf '%s' "$arg" | sed "s/'/'\\\\''/g")'"
+	done
+	for attempt in 1 2 3; do
+		port=$(free_port)
+		eval "set -- $(printf '%s' "$template" | sed "s/@PORT@/$port/g")"
+		"$@" >"$log" 2>&1 &
+		listener=$!
+		started="$started $listener"
+		if python3 - "$port" "$listener" <<'EOF'
+import os, socket, sys, time
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        pass
+    try:
+        os.kill(int(sys.argv[2]), 0)
+    except OSError:
+        sys.exit(1)
+    time.sleep(0.2)
+sys.exit(2)
+EOF
+		then
+			return 0
+		fi
+		kill "$listener" 2>/dev/null
+		wait "$listener" 2>/dev/null
+	done
+	fail "$what did not listen on a free port ($attempt tries): $(tail -n 20 "$log")"
+}
+
 # get URL OUT [HEADER]: the body into OUT, the status and Content-Type on stdout.
 get() {
 	python3 - "$@" <<'EOF'

@@ -18,10 +18,8 @@ named "$name"
 first=$pid
 mkdir "$tmp/textfiles"
 "$mmkit" export --textfile "$tmp/textfiles/mmkit.prom" --pid "$first" || fail "mmkit export --textfile"
-port=$(free_port)
-"$exporter" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
-	--collector.textfile --collector.textfile.directory="$tmp/textfiles" >"$tmp/node.log" 2>&1 &
-started="$started $!"
+on_free_port "$tmp/node.log" "$exporter" --web.listen-address="127.0.0.1:@PORT@" \
+	--collector.disable-defaults --collector.textfile --collector.textfile.directory="$tmp/textfiles"
 
 # scrape PYTHON-EXPR ARGS...: scrapes node_exporter until its metrics (s,
 # as metrics.py reads them) make EXPR true (30 s at most).

@@ -19,7 +19,6 @@ name="test-prometheus-$$"
 named "$name"
 # Two processes, not the machine: a scrape must fit in the 2 s timeout on a loaded machine.
 serve --top-processes 10 --pid "$pid,$$"
-pport=$(free_port)
 cat >"$tmp/prometheus.yml" <<EOF
 global:
   scrape_interval: 2s
@@ -29,9 +28,9 @@ scrape_configs:
     static_configs:
       - targets: ['$addr']
 EOF
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
-started="$started $!"
+on_free_port "$tmp/prometheus.log" prometheus --config.file="$tmp/prometheus.yml" \
+	--storage.tsdb.path="$tmp/data" --web.listen-address="127.0.0.1:@PORT@"
+pport=$port
 prom="http://127.0.0.1:$pport"
 
 # query SECONDS PROMQL PYTHON-EXPR [PROMQL PYTHON-EXPR...]: asks each
