@@ -10,7 +10,7 @@
 # systemd, as nobody with those capabilities, and a GET /metrics is answered
 # with that process read.  Root only (it changes users).
 set -u
-. "$(dirname "$0")/export-test.sh"
+. "$(dirname "$0")/fleet-test.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: not root: cannot run mmkit export as another user"; exit 77; }
 command -v setpriv >/dev/null || { echo "SKIP: no setpriv (util-linux)"; exit 77; }

@@ -10,7 +10,7 @@
 # the HTTP endpoint: /metrics, content negotiation, 404, 405, HEAD, a port
 # in use, huge headers, slow and many connections, all counted; bad usage.
 set -u
-. "$(dirname "$0")/export-test.sh"
+. "$(dirname "$0")/fleet-test.sh"
 
 name="test-export-\"q\"-$$"
 named "$name"

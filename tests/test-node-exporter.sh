@@ -8,7 +8,7 @@
 # and no textfile error; written again (a rename over the file), the next
 # scrape has the new figures.
 set -u
-. "$(dirname "$0")/export-test.sh"
+. "$(dirname "$0")/fleet-test.sh"
 
 exporter=$(command -v prometheus-node-exporter || command -v node_exporter) ||
 	{ echo "SKIP: no prometheus-node-exporter (tools/install-deps)"; exit 77; }

@@ -10,7 +10,7 @@
 # dashboard (docs/grafana/mmkit.json): every metric its queries use is in
 # a live scrape, and every panel's query runs in Prometheus with a result.
 set -u
-. "$(dirname "$0")/export-test.sh"
+. "$(dirname "$0")/fleet-test.sh"
 
 command -v prometheus >/dev/null || { echo "SKIP: no prometheus (tools/install-deps)"; exit 77; }
 dashboard="$here/../docs/grafana/mmkit.json"

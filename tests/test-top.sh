@@ -6,48 +6,22 @@
 # sums both (2 processes, 20 pages of Rss, Pss, USS), --by process shows
 # each, --name, --user and --pid filter, a PID that is gone is skipped and
 # counted, not a failure (nor are processes exiting while top runs), a
-# reader without privilege counts root's processes as denied; the same USS and RSS as smem's for the process
-# (when smem is installed); bad usage gets a message and exit 2.
+# reader without privilege counts root's processes as denied; the same USS
+# and RSS as smem's for the process (when smem is installed); bad usage gets
+# a message and exit 2.
 set -u
-mmkit="$MMKIT_BUILD/mmkit"
-example="$MMKIT_BUILD/examples/named-memory"
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-	[ -z "$pids" ] || kill $pids 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/fleet-test.sh"
 
-[ -x "$example" ] || { echo "SKIP: $example not built"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: no python3 (tools/install-deps)"; exit 77; }
-page_kib=$(( $(getconf PAGESIZE) / 1024 ))
-chmod 755 "$tmp"
-
-# start OUT [USER-PREFIX...]: named-memory, until its "ready" line; its PID in $pid.
-start() {
-	out=$1; shift
-	"$@" "$example" "test-top-$$" 32 10 >"$out" 2>&1 &
-	pid=$!
-	pids="$pids $pid"
-	tries=0
-	until grep -qs '^ready' "$out"; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 100 ] || fail "named-memory did not start: $(cat "$out")"
-		sleep 0.1
-	done
-}
-
-start "$tmp/one"
-pid1=$pid
-nobody=""
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	nobody=65534
-	start "$tmp/two" setpriv --reuid=$nobody --regid=$nobody --clear-groups
+	as_nobody="setpriv --reuid=$nobody --regid=$nobody --clear-groups"
 else
-	start "$tmp/two"
+	nobody=""
+	as_nobody=""
 fi
+named "test-top-$$"
+pid1=$pid
+named "test-top-$$" $as_nobody
 pid2=$pid
 
 # check JSON-FILE PYTHON-EXPR ARGS...: the JSON, for which EXPR holds (d, a).

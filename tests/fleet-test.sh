@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
-# What the tests of mmkit export share (sourced): $tmp, cleanup of what they
-# started, fail, named-memory started and waited for, a free loopback port,
-# an HTTP GET, mmkit export --listen started on a free port.  The caller sets
-# MMKIT_BUILD and sources it first.
+# What the tests of mmkit top and mmkit export share (sourced): $tmp,
+# cleanup of what they started, fail, named-memory started and waited for,
+# a free loopback port, an HTTP GET, mmkit export --listen started on a
+# free port, a check of metrics.  The caller sets MMKIT_BUILD and sources
+# it first.
 mmkit="$MMKIT_BUILD/mmkit"
 example="$MMKIT_BUILD/examples/named-memory"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,15 +27,20 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "SKIP: no python3 (tools/install-deps)"; exit 77; }
 page_kib=$(( $(getconf PAGESIZE) / 1024 ))
 
-# named NAME: named-memory names 32 pages NAME and touches 10; its PID in $pid.
+# named NAME [PREFIX...]: named-memory (run by PREFIX, e.g. setpriv ...)
+# names 32 pages NAME and touches 10; its PID in $pid.
+nstarted=0
 named() {
-	"$example" "$1" 32 10 >"$tmp/named-$1.out" 2>&1 &
+	nstarted=$((nstarted + 1))
+	out="$tmp/named-$nstarted.out"
+	n=$1; shift
+	"$@" "$example" "$n" 32 10 >"$out" 2>&1 &
 	pid=$!
 	started="$started $pid"
 	tries=0
-	until grep -qs '^ready' "$tmp/named-$1.out"; do
+	until grep -qs '^ready' "$out"; do
 		tries=$((tries + 1))
-		[ "$tries" -lt 100 ] || fail "named-memory did not start: $(cat "$tmp/named-$1.out")"
+		[ "$tries" -lt 100 ] || fail "named-memory did not start: $(cat "$out")"
 		sleep 0.1
 	done
 }
