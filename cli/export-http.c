@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -130,30 +129,56 @@ static void say_address(int fd)
 	fflush(stdout);
 }
 
+/*
+ * The address of @host (numeric IPv4 or IPv6, "" for every IPv6 and IPv4
+ * address) and @port into @ss; -EINVAL.  Numeric only: a name would need
+ * the resolver, which a static mmkit cannot load.
+ */
+static int parse_address(const char *host, const char *port, struct sockaddr_storage *ss,
+			 socklen_t *len)
+{
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	uint16_t p = htons((uint16_t)atoi(port));
+
+	memset(ss, 0, sizeof(*ss));
+	if (!*host || inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = p;
+		if (!*host)
+			in6->sin6_addr = in6addr_any;
+		*len = sizeof(*in6);
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+		return -EINVAL;
+	in->sin_family = AF_INET;
+	in->sin_port = p;
+	*len = sizeof(*in);
+	return 0;
+}
+
 /* The listening socket, -1 (a failure) or -2 (a malformed @spec) after a message. */
 static int open_listener(const char *spec)
 {
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM }, *ai;
+	struct sockaddr_storage ss;
 	const char *port;
-	char host[256];
+	char host[INET6_ADDRSTRLEN];
+	socklen_t len;
 	int fd, err, one = 1;
 
 	if (!strcmp(spec, "systemd"))
 		return systemd_socket();
-	if (split_address(spec, host, sizeof(host), &port)) {
-		cli_error("export: --listen '%s': not ADDR:PORT (127.0.0.1:9977, [::1]:9977, "
-			  ":9977 for every address, or systemd)", spec);
+	if (split_address(spec, host, sizeof(host), &port) ||
+	    parse_address(host, port, &ss, &len)) {
+		cli_error("export: --listen '%s': not ADDR:PORT with a numeric address "
+			  "(127.0.0.1:9977, [::1]:9977, :9977 for every address, or systemd)", spec);
 		return -2;
 	}
-	err = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
-	if (err) {
-		cli_error("export: --listen %s: %s", spec, gai_strerror(err));
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
 		err = errno;
 		if (err == EADDRINUSE)
 			cli_error("export: --listen %s: the address is in use: another program "
@@ -165,10 +190,8 @@ static int open_listener(const char *spec)
 			cli_error("export: --listen %s: %s", spec, strerror(err));
 		if (fd >= 0)
 			close(fd);
-		freeaddrinfo(ai);
 		return -1;
 	}
-	freeaddrinfo(ai);
 	return fd;
 }
 

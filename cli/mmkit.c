@@ -59,10 +59,11 @@ static const struct command commands[] = {
 	  "[--top-processes K] [--name GLOB] [--user USER] [--pid PID,...]",
 	  "the figures of top as Prometheus/OpenMetrics metrics: stdout, a file, or HTTP /metrics",
 	  "  --listen ADDR:PORT\n"
-	  "                serve GET /metrics over HTTP (127.0.0.1:9977, [::1]:9977,\n"
-	  "                :9977 for every address, port 0 for a free one; systemd: the\n"
-	  "                socket systemd passes); OpenMetrics 1.0 when the scraper's\n"
-	  "                Accept asks for application/openmetrics-text\n"
+	  "                serve GET /metrics over HTTP (a numeric address:\n"
+	  "                127.0.0.1:9977, [::1]:9977, :9977 for every address, port 0\n"
+	  "                for a free one; systemd: the socket systemd passes);\n"
+	  "                OpenMetrics 1.0 when the scraper's Accept asks for\n"
+	  "                application/openmetrics-text\n"
 	  "  --textfile PATH\n"
 	  "                write PATH for node_exporter's textfile collector (a\n"
 	  "                temporary file renamed over it) and exit\n"

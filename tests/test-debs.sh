@@ -65,7 +65,8 @@ has mmkit usr/bin/mmkit
 for unit in mmkit-exporter.socket mmkit-exporter.service; do
 	has mmkit "lib/systemd/system/$unit"
 done
-! grep -qs 'systemctl.*enable' "$tmp/mmkit.postinst" || fail "the mmkit package enables its units"
+! grep -qsE 'systemctl.*enable|deb-systemd-helper enable' "$tmp/mmkit.postinst" ||
+	fail "the mmkit package enables its units: $(cat "$tmp/mmkit.postinst")"
 # Their directives as this systemd reads them; ExecStart names the packaged binary.
 if command -v systemd-analyze >/dev/null; then
 	mkdir "$tmp/units"
