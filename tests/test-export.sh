@@ -5,7 +5,8 @@
 # (tests/metrics.py) and promtool (when installed) take them; the figures
 # of a name set through mmkit_name() (with a double quote in it); hostile
 # label values (a file path with a backslash, a quote, a newline, ESC and a
-# byte that is not UTF-8; a command with a newline) escaped; the series cap
+# byte that is not UTF-8; a command with a newline) escaped; the secret
+# memory a process maps and holds open (where memfd_secret works); the series cap
 # and its [other] series; --top-processes; the textfile written by rename;
 # the HTTP endpoint: /metrics, content negotiation, 404, 405, HEAD, a port
 # in use, huge headers, slow and many connections, all counted; bad usage.
@@ -26,8 +27,16 @@ with open(path, "wb") as f:
 f = open(path, "rb")
 m = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)
 m[0]
-ctypes.CDLL(None).prctl(15, b'p"\n\\\x1b', 0, 0, 0)
-print("ready", flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, b'p"\n\\\x1b', 0, 0, 0)
+# Secret memory, where the kernel has memfd_secret (447): one page mapped,
+# its file open twice (Python's mmap keeps a dup): 8192 bytes held open.
+secret = libc.syscall(447, 0)
+if secret >= 0:
+    os.ftruncate(secret, 4096)
+    s = mmap.mmap(secret, 4096)
+    s[0] = 1
+print("ready secret=%d" % (secret >= 0), flush=True)
 time.sleep(600)
 EOF
 hpid=$!
@@ -53,8 +62,11 @@ check_metrics "$tmp/text" '
 	and [v for n, l, v in s if n == "mmkit_scrape_processes" and l["result"] == "read"] == [2]
 	and [v for n, l, v in s if n == "mmkit_exporter_scrapes_total"] == [0]
 	and any(n == "mmkit_secret_mapped_bytes" for n, l, v in s)
+	and (a[4] == "0" or [v for n, l, v in s if n.startswith("mmkit_process_secret_") and l["pid"] == a[3]]
+		== [4096, 8192])
 	and any(n == "mmkit_refpage_page_cache_bytes" for n, l, v in s)' \
-	"[anon:$name]" "$page_kib" "$tmp/files" "$hpid" || fail "the text format"
+	"[anon:$name]" "$page_kib" "$tmp/files" "$hpid" "$(sed -n 's/^ready secret=//p' "$tmp/hostile.out")" ||
+	fail "the text format"
 if command -v promtool >/dev/null; then
 	promtool check metrics <"$tmp/text" >"$tmp/promtool" 2>&1 ||
 		fail "promtool check metrics: $(cat "$tmp/promtool")"
