@@ -199,7 +199,7 @@ static void write_special(FILE *f, int om, const struct fleet *fl)
 	       "Size of the memfd_secret files held open, summed over processes");
 	fprintf(f, "mmkit_secret_fd_bytes %llu\n", fd_bytes);
 	family(f, om, "mmkit_refpage_page_cache_bytes", "gauge",
-	       "Page cache of reference-page files mapped (the PSS of their clean pages), summed over processes");
+	       "Page cache of reference-page files mapped (their PSS less the pages written, which are copies), summed over processes");
 	fprintf(f, "mmkit_refpage_page_cache_bytes %llu\n", refpage);
 }
 

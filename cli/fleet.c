@@ -179,8 +179,9 @@ static int add_region(const struct mmkit_region *r, void *arg)
 	if (!g)
 		return -ENOMEM;
 	group_add(g, r);
-	if (r->flags & MMKIT_REGION_REFPAGE && r->pss > r->private_dirty)
-		rd->p->refpage_cache += r->pss - r->private_dirty;
+	/* Its copies written are anonymous, mapped once: the rest of its PSS is page cache. */
+	if (r->flags & MMKIT_REGION_REFPAGE && r->pss > r->anonymous)
+		rd->p->refpage_cache += r->pss - r->anonymous;
 	if (r->kind == MMKIT_REGION_FILE && !strcmp(r->name, CLI_SECRETMEM_NAME))
 		rd->p->secret_mapped += r->size;
 	return 0;

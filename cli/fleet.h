@@ -67,7 +67,7 @@ struct fleet_proc {
 	char command[64];		/* comm, as the kernel has it */
 	unsigned long long mappings;
 	unsigned long long v[V_NVALUES];
-	unsigned long long refpage_cache;	/* clean resident refpage memory: its page cache share */
+	unsigned long long refpage_cache;	/* PSS of reference pages less their copies: page cache */
 	unsigned long long secret_mapped;	/* bytes of memfd_secret mappings */
 	unsigned long long secret_fds, secret_fd_bytes;	/* with filter.secrets */
 };

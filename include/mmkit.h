@@ -126,7 +126,9 @@ enum mmkit_region_kind {
  * rss and swap are counted from /proc/PID/pagemap, pss, private_dirty and
  * locked are the mapping's shared out by rss (all by size if pagemap cannot
  * be read); the parts add up to the mapping's values.  private_clean
- * (with private_dirty: the USS) is shared out like private_dirty.  The library fills
+ * (with private_dirty: the USS) and anonymous (the pages that are
+ * anonymous memory, in a file mapping the copies written) are shared out
+ * like private_dirty.  The library fills
  * the struct and passes a pointer: fields are only ever added at the end.
  */
 struct mmkit_region {
@@ -144,6 +146,7 @@ struct mmkit_region {
 	unsigned int have;		/* MMKIT_REGION_HAVE_PSS, _SWAP (since 0.2) */
 	unsigned long long private_clean;	/* since 0.2 */
 	unsigned int flags;		/* MMKIT_REGION_REFPAGE (since 0.2) */
+	unsigned long long anonymous;	/* smaps' Anonymous (since 0.2) */
 };
 
 typedef int (*mmkit_region_fn)(const struct mmkit_region *region, void *arg);

@@ -29,7 +29,7 @@
  * count may then stop short and give a later part's pages to earlier parts
  * (the parts still add up to the VMA).
  *
- * Pss, Private_Clean, Private_Dirty and Locked exist only
+ * Pss, Private_Clean, Private_Dirty, Anonymous and Locked exist only
  * per VMA, so each part gets the VMA's value in proportion to its share of
  * the VMA's Rss.  If pagemap cannot be read, every value is shared out in
  * proportion to size instead.  Either way the parts add up exactly to the
@@ -46,7 +46,7 @@
 #include "procfs.h"
 
 /* The values of a VMA or a part of one; the last two are pagemap page counts. */
-enum { V_SIZE, V_RSS, V_PSS, V_PRIVATE_CLEAN, V_PRIVATE_DIRTY, V_SWAP, V_LOCKED, V_PRESENT, V_SWAPPED, V_COUNT };
+enum { V_SIZE, V_RSS, V_PSS, V_PRIVATE_CLEAN, V_PRIVATE_DIRTY, V_ANONYMOUS, V_SWAP, V_LOCKED, V_PRESENT, V_SWAPPED, V_COUNT };
 
 /* A key and its length. */
 #define SMAPS_KEY(k)	k, sizeof(k) - 1
@@ -62,6 +62,7 @@ static const struct {
 	{ SMAPS_KEY("Pss"), V_PSS, MMKIT_REGION_HAVE_PSS },
 	{ SMAPS_KEY("Private_Clean"), V_PRIVATE_CLEAN, 0 },
 	{ SMAPS_KEY("Private_Dirty"), V_PRIVATE_DIRTY, 0 },
+	{ SMAPS_KEY("Anonymous"), V_ANONYMOUS, 0 },
 	{ SMAPS_KEY("Swap"), V_SWAP, MMKIT_REGION_HAVE_SWAP },
 	{ SMAPS_KEY("Locked"), V_LOCKED, 0 },
 };
@@ -283,6 +284,7 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 	r->pss = p->v[V_PSS];
 	r->private_clean = p->v[V_PRIVATE_CLEAN];
 	r->private_dirty = p->v[V_PRIVATE_DIRTY];
+	r->anonymous = p->v[V_ANONYMOUS];
 	r->swap = p->v[V_SWAP];
 	r->locked = p->v[V_LOCKED];
 	r->have = w->have;
@@ -334,6 +336,7 @@ static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma
 	share(w->parts, n, vma->v[V_PSS], V_RSS, V_PSS);
 	share(w->parts, n, vma->v[V_PRIVATE_CLEAN], V_RSS, V_PRIVATE_CLEAN);
 	share(w->parts, n, vma->v[V_PRIVATE_DIRTY], V_RSS, V_PRIVATE_DIRTY);
+	share(w->parts, n, vma->v[V_ANONYMOUS], V_RSS, V_ANONYMOUS);
 	share(w->parts, n, vma->v[V_LOCKED], V_RSS, V_LOCKED);
 	for (i = 0; i < n && !ret; i++)
 		ret = emit(w, v, &w->parts[i]);

@@ -6,7 +6,8 @@
 # of a name set through mmkit_name() (with a double quote in it); hostile
 # label values (a file path with a backslash, a quote, a newline, ESC and a
 # byte that is not UTF-8; a command with a newline) escaped; the secret
-# memory a process maps and holds open (where memfd_secret works); the series cap
+# memory a process maps and holds open (where memfd_secret works); the page
+# cache of reference pages (a page read, not the page written); the series cap
 # and its [other] series; --top-processes; the textfile written by rename;
 # the HTTP endpoint: /metrics, content negotiation, 404, 405, HEAD, a port
 # in use, huge headers, slow and many connections, all counted; bad usage.
@@ -36,6 +37,13 @@ if secret >= 0:
     os.ftruncate(secret, 4096)
     s = mmap.mmap(secret, 4096)
     s[0] = 1
+# Reference pages as the memfd backend maps them: a private mapping of a
+# memfd named mmkit-refpage, one page read (page cache), one written (a copy).
+ref = os.memfd_create("mmkit-refpage")
+os.write(ref, b"r" * 8192)
+r = mmap.mmap(ref, 8192, flags=mmap.MAP_PRIVATE)
+page = r[0]
+r[4096] = ord("w")
 print("ready secret=%d" % (secret >= 0), flush=True)
 time.sleep(600)
 EOF
@@ -64,7 +72,7 @@ check_metrics "$tmp/text" '
 	and any(n == "mmkit_secret_mapped_bytes" for n, l, v in s)
 	and (a[4] == "0" or [v for n, l, v in s if n.startswith("mmkit_process_secret_") and l["pid"] == a[3]]
 		== [4096, 8192])
-	and any(n == "mmkit_refpage_page_cache_bytes" for n, l, v in s)' \
+	and [v for n, l, v in s if n == "mmkit_refpage_page_cache_bytes"] == [4096]' \
 	"[anon:$name]" "$page_kib" "$tmp/files" "$hpid" "$(sed -n 's/^ready secret=//p' "$tmp/hostile.out")" ||
 	fail "the text format"
 if command -v promtool >/dev/null; then

@@ -121,6 +121,8 @@ pub struct mmkit_region {
     pub private_clean: c_ulonglong,
     /// `MMKIT_REGION_REFPAGE`.
     pub flags: c_uint,
+    /// Anonymous bytes (in a file mapping: the pages written, copied).
+    pub anonymous: c_ulonglong,
 }
 
 /// `mmkit_region_fn`.
