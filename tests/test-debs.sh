@@ -65,7 +65,11 @@ has mmkit usr/bin/mmkit
 for unit in mmkit-exporter.socket mmkit-exporter.service; do
 	has mmkit "lib/systemd/system/$unit"
 done
-! grep -qsE 'systemctl.*enable|deb-systemd-helper enable' "$tmp/mmkit.postinst" ||
+# Not started; enabled again only where the administrator had enabled them.
+! grep -qs 'deb-systemd-invoke' "$tmp/mmkit.postinst" ||
+	fail "the mmkit package starts its units: $(cat "$tmp/mmkit.postinst")"
+[ "$(grep -c 'deb-systemd-helper enable' "$tmp/mmkit.postinst")" = \
+	"$(grep -c 'deb-systemd-helper --quiet was-enabled' "$tmp/mmkit.postinst")" ] ||
 	fail "the mmkit package enables its units: $(cat "$tmp/mmkit.postinst")"
 # Their directives as this systemd reads them; ExecStart names the packaged binary.
 if command -v systemd-analyze >/dev/null; then
