@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "fleet.h"
+#include "procfs.h"
 
 /* FNV-1a over the kind and the name. */
 static size_t group_hash(enum mmkit_region_kind kind, const char *name)
@@ -217,6 +218,7 @@ static int merge(struct fleet *f, struct reading *rd)
 static int scan_pid(struct fleet *f, const struct fleet_filter *flt, int proc, pid_t pid)
 {
 	struct reading rd = { .glob = flt->name_glob };
+	enum mmkit__proc_kind kind;
 	struct fleet_proc *p;
 	char name[16];
 	struct stat st;
@@ -249,8 +251,14 @@ static int scan_pid(struct fleet *f, const struct fleet_filter *flt, int proc, p
 	cli_read_command(procfd, p->command, sizeof(p->command));
 	if (flt->secrets)
 		cli_secret_fds(procfd, &p->secret_fds, &p->secret_fd_bytes);
-	close(procfd);
 	ret = mmkit_regions(pid, add_region, &rd);
+	/*
+	 * A process that exited while it was read gave its memory back halfway
+	 * (smaps ends early): a zombie now, or gone, it is not counted.
+	 */
+	if (!ret && (mmkit__proc_kind(procfd, "stat", &kind) || kind == MMKIT__PROC_ZOMBIE))
+		ret = -ESRCH;
+	close(procfd);
 	if (!ret)
 		ret = merge(f, &rd);
 	else if (ret == -ESRCH || ret == -ENOENT)

@@ -5,10 +5,10 @@
 # when root) name 32 pages test-top-PID and touch 10: the name's row
 # sums both (2 processes, 20 pages of Rss, Pss, USS), --by process shows
 # each, --name, --user and --pid filter, a PID that is gone is skipped and
-# counted, not a failure (nor are processes exiting while top runs), a
-# reader without privilege counts root's processes as denied; the same USS
-# and RSS as smem's for the process (when smem is installed); bad usage gets
-# a message and exit 2.
+# counted (a zombie too), not a failure (nor are processes exiting while
+# top runs), a reader without privilege counts root's processes as denied;
+# the same USS and RSS as smem's for the process (when smem is installed);
+# bad usage gets a message and exit 2.
 set -u
 . "$(dirname "$0")/fleet-test.sh"
 
@@ -84,6 +84,19 @@ check "$tmp/gone.json" 'd["gone"] == 1 and d["read"] == 1 and
 "$mmkit" top --pid "$gone" >/dev/null 2>"$tmp/err" && fail "only a gone PID: exit 0"
 grep -q '^mmkit: top: no process could be read (1 gone' "$tmp/err" ||
 	fail "only a gone PID: $(cat "$tmp/err")"
+
+# A zombie has exited: its memory is gone, it counts as gone (not read, with none).
+sh -c 'sleep 0 & exec sleep 30' &
+parent=$!
+started="$started $parent"
+tries=0
+until zombie=$(ps -o pid= -o stat= --ppid "$parent" | awk '$2 ~ /^Z/ { print $1 }') && [ -n "$zombie" ]; do
+	tries=$((tries + 1))
+	[ "$tries" -lt 100 ] || fail "no zombie child of $parent"
+	sleep 0.1
+done
+"$mmkit" top --pid "$pid1,$zombie" --json >"$tmp/zombie.json" || fail "--pid with a zombie"
+check "$tmp/zombie.json" 'd["gone"] == 1 and d["read"] == 1' || fail "--pid with a zombie"
 
 # Processes starting and exiting all along: each run reads what it can and succeeds.
 ( i=0; while [ $i -lt 5000 ] && [ ! -e "$tmp/stop" ]; do /bin/true; i=$((i + 1)); done ) &
