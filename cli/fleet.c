@@ -256,8 +256,13 @@ static int scan_pid(struct fleet *f, const struct fleet_filter *flt, int proc, p
 	 * A process that exited while it was read gave its memory back halfway
 	 * (smaps ends early): a zombie now, or gone, it is not counted.
 	 */
-	if (!ret && (mmkit__proc_kind(procfd, "stat", &kind) || kind == MMKIT__PROC_ZOMBIE))
-		ret = -ESRCH;
+	if (!ret) {
+		/* (A stat line that does not parse, a comm with a newline, says nothing.) */
+		int k = mmkit__proc_kind(procfd, "stat", &kind);
+
+		if (k == -ESRCH || k == -ENOENT || (!k && kind == MMKIT__PROC_ZOMBIE))
+			ret = -ESRCH;
+	}
 	close(procfd);
 	if (!ret)
 		ret = merge(f, &rd);
