@@ -25,6 +25,25 @@ int cmd_secrets(const struct cli_args *a);
 int cmd_memlock(const struct cli_args *a);
 int cmd_bench(const struct cli_args *a);
 int cmd_run(const struct cli_args *a);
+int cmd_top(const struct cli_args *a);
+int cmd_export(const struct cli_args *a);
+
+/*
+ * The value of option @name at argv[*i]: "--name=VALUE", or "--name VALUE"
+ * (the next word, *i moved past it), as getopt_long takes them.  NULL if
+ * argv[*i] is not @name; *@missing is set when @name came without a value.
+ */
+const char *cli_option_value(const char *name, int argc, char **argv, int *i, int *missing);
+/* The comm of the process whose /proc directory is @procfd, "?" if unreadable. */
+void cli_read_command(int procfd, char *command, size_t len);
+/* What a memfd_secret file shows in /proc/PID/fd links and maps. */
+#define CLI_SECRETMEM_NAME	"/secretmem (deleted)"
+/*
+ * Counts the memfd_secret descriptors of the process whose /proc directory
+ * is @procfd into *@fds, the size of their files into *@bytes; -errno if
+ * they cannot be listed (cli/secrets.c).
+ */
+int cli_secret_fds(int procfd, unsigned long long *fds, unsigned long long *bytes);
 
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -46,6 +65,15 @@ int cli_text_string(FILE *f, const char *s);
  * a name's own backslash-x-hex would also decode to.
  */
 void cli_json_string(FILE *f, const char *s);
+/*
+ * A label value of the Prometheus and OpenMetrics text formats, quotes
+ * included: a backslash, a double quote and a newline escaped as the
+ * formats say (\\, \", \n); the value always valid UTF-8 without
+ * control characters: another control byte, a C1 control's bytes and a
+ * byte that is not valid UTF-8 become the four characters \xNN (written
+ * \\xNN), as in cli_json_string().
+ */
+void cli_label_string(FILE *f, const char *s);
 /*
  * Parses a size in bytes, the one parser of every size the command and the
  * benchmarks take: decimal digits, a fraction of up to 6 digits, then K, M,

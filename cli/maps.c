@@ -41,138 +41,29 @@
 
 #include "mmkit.h"
 #include "cli.h"
+#include "fleet.h"
 #include "procfs.h"
 
-enum { SIZE, RSS, PSS, PRIVATE_DIRTY, SWAP, LOCKED, NVALUES };
-
-static const char *const value_keys[NVALUES] = {
-	"size_kib", "rss_kib", "pss_kib", "private_dirty_kib", "swap_kib", "locked_kib",
+/* The columns, in order. */
+static const struct {
+	int v;
+	const char *key;
+} columns[] = {
+	{ V_SIZE, "size_kib" }, { V_RSS, "rss_kib" }, { V_PSS, "pss_kib" },
+	{ V_PRIVATE_DIRTY, "private_dirty_kib" }, { V_SWAP, "swap_kib" }, { V_LOCKED, "locked_kib" },
 };
 
-struct group {
-	char *name;
-	enum mmkit_region_kind kind;
-	unsigned long long mappings;
-	unsigned long long v[NVALUES];	/* bytes */
-};
-
-/*
- * The groups, and an index of them by (kind, name): open addressing, each
- * slot a group's number + 1 (0: empty), at most half full, so that a
- * process with 60,000 names is grouped in linear time.
- */
-struct report {
-	struct group *g;
-	size_t n, cap;
-	size_t *index;
-	size_t index_cap;	/* a power of two */
-};
-
-/* FNV-1a over the kind and the name. */
-static size_t group_hash(enum mmkit_region_kind kind, const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)kind;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
-	return (size_t)h;
-}
-
-/* The slot of (kind, name) in the index: its group's, or the empty one it would take. */
-static size_t group_slot(const struct report *rep, enum mmkit_region_kind kind, const char *name)
-{
-	size_t mask = rep->index_cap - 1, i = group_hash(kind, name) & mask;
-	const struct group *g;
-
-	for (; rep->index[i]; i = (i + 1) & mask) {
-		g = &rep->g[rep->index[i] - 1];
-		if (g->kind == kind && !strcmp(g->name, name))
-			break;
-	}
-	return i;
-}
-
-/* Makes room for one more group in the array and the index. */
-static int report_grow(struct report *rep)
-{
-	size_t cap, i, *index;
-	struct group *bigger;
-
-	if (rep->n == rep->cap) {
-		cap = rep->cap ? rep->cap * 2 : 64;
-		bigger = reallocarray(rep->g, cap, sizeof(*bigger));
-		if (!bigger)
-			return -ENOMEM;
-		rep->g = bigger;
-		rep->cap = cap;
-	}
-	if (2 * (rep->n + 1) <= rep->index_cap)
-		return 0;
-	cap = rep->index_cap ? rep->index_cap * 2 : 128;
-	index = calloc(cap, sizeof(*index));
-	if (!index)
-		return -ENOMEM;
-	free(rep->index);
-	rep->index = index;
-	rep->index_cap = cap;
-	for (i = 0; i < rep->n; i++)
-		rep->index[group_slot(rep, rep->g[i].kind, rep->g[i].name)] = i + 1;
-	return 0;
-}
-
-/* The name a region is reported under. */
-static char *display_name(const struct mmkit_region *r)
-{
-	const char *shm = r->perms[3] == 's' ? "anon_shmem" : "anon";
-	size_t len;
-	char *s;
-
-	switch (r->kind) {
-	case MMKIT_REGION_ANON:
-		return strdup("[anon]");
-	case MMKIT_REGION_ANON_NAMED:
-	case MMKIT_REGION_REGISTRY:
-		len = strlen(shm) + strlen(r->name) + 4;
-		s = malloc(len);
-		if (s)
-			snprintf(s, len, "[%s:%s]", shm, r->name);
-		return s;
-	default:
-		return strdup(r->name);
-	}
-}
+#define NCOLUMNS	(sizeof(columns) / sizeof(columns[0]))
 
 static int add_region(const struct mmkit_region *r, void *arg)
 {
-	struct report *rep = arg;
-	char *name = display_name(r);
-	struct group *g;
-	size_t slot;
+	char *name = group_name(r);
+	struct group *g = name ? groups_get(arg, r->kind, name) : NULL;
 
-	if (!name)
+	free(name);
+	if (!g)
 		return -ENOMEM;
-	slot = rep->index_cap ? group_slot(rep, r->kind, name) : 0;
-	if (rep->index_cap && rep->index[slot]) {
-		g = &rep->g[rep->index[slot] - 1];
-		free(name);
-	} else {
-		if (report_grow(rep)) {
-			free(name);
-			return -ENOMEM;
-		}
-		g = &rep->g[rep->n++];
-		memset(g, 0, sizeof(*g));
-		g->name = name;
-		g->kind = r->kind;
-		rep->index[group_slot(rep, r->kind, name)] = rep->n;
-	}
-	g->mappings++;
-	g->v[SIZE] += r->size;
-	g->v[RSS] += r->rss;
-	g->v[PSS] += r->pss;
-	g->v[PRIVATE_DIRTY] += r->private_dirty;
-	g->v[SWAP] += r->swap;
-	g->v[LOCKED] += r->locked;
+	group_add(g, r);
 	return 0;
 }
 
@@ -180,22 +71,16 @@ static int by_rss(const void *a, const void *b)
 {
 	const struct group *x = a, *y = b;
 
-	if (x->v[RSS] != y->v[RSS])
-		return x->v[RSS] < y->v[RSS] ? 1 : -1;
-	if (x->v[SIZE] != y->v[SIZE])
-		return x->v[SIZE] < y->v[SIZE] ? 1 : -1;
+	if (x->v[V_RSS] != y->v[V_RSS])
+		return x->v[V_RSS] < y->v[V_RSS] ? 1 : -1;
+	if (x->v[V_SIZE] != y->v[V_SIZE])
+		return x->v[V_SIZE] < y->v[V_SIZE] ? 1 : -1;
 	return strcmp(x->name, y->name);
 }
 
-static const char *source(enum mmkit_region_kind kind)
+static void print_text(const struct groups *rep, const struct group *total)
 {
-	return kind == MMKIT_REGION_REGISTRY ? "registry" : "kernel";
-}
-
-static void print_text(const struct report *rep, const struct group *total)
-{
-	size_t i;
-	int j;
+	size_t i, j;
 
 	printf("%10s %10s %10s %10s %10s %10s %6s %-8s %s\n", "SIZE_KiB", "RSS_KiB",
 	       "PSS_KiB", "PDIRTY_KiB", "SWAP_KiB", "LOCKED_KiB", "MAPS", "SOURCE", "NAME");
@@ -203,9 +88,9 @@ static void print_text(const struct report *rep, const struct group *total)
 		const struct group *g = i < rep->n ? &rep->g[i] : total;
 		int named = g->kind == MMKIT_REGION_ANON_NAMED || g->kind == MMKIT_REGION_REGISTRY;
 
-		for (j = 0; j < NVALUES; j++)
-			printf("%10llu ", g->v[j] / 1024);
-		printf("%6llu %-8s ", g->mappings, g == total ? "" : named ? source(g->kind) : "-");
+		for (j = 0; j < NCOLUMNS; j++)
+			printf("%10llu ", g->v[columns[j].v] / 1024);
+		printf("%6llu %-8s ", g->mappings, g == total ? "" : named ? group_source(g->kind) : "-");
 		cli_text_string(stdout, g->name);
 		putchar('\n');
 	}
@@ -213,14 +98,14 @@ static void print_text(const struct report *rep, const struct group *total)
 
 static void print_values(const struct group *g)
 {
-	int j;
+	size_t j;
 
 	printf("\"mappings\": %llu", g->mappings);
-	for (j = 0; j < NVALUES; j++)
-		printf(", \"%s\": %llu", value_keys[j], g->v[j] / 1024);
+	for (j = 0; j < NCOLUMNS; j++)
+		printf(", \"%s\": %llu", columns[j].key, g->v[columns[j].v] / 1024);
 }
 
-static void print_json(pid_t pid, const struct report *rep, const struct group *total)
+static void print_json(pid_t pid, const struct groups *rep, const struct group *total)
 {
 	size_t i;
 
@@ -229,7 +114,7 @@ static void print_json(pid_t pid, const struct report *rep, const struct group *
 		printf("%s\n  {\"name\": ", i ? "," : "");
 		cli_json_string(stdout, rep->g[i].name);
 		printf(", \"kind\": \"%s\", \"source\": \"%s\", ",
-		       mmkit_region_kind_name(rep->g[i].kind), source(rep->g[i].kind));
+		       mmkit_region_kind_name(rep->g[i].kind), group_source(rep->g[i].kind));
 		print_values(&rep->g[i]);
 		printf("}");
 	}
@@ -261,11 +146,11 @@ static int no_user_memory(pid_t pid)
 
 int cmd_maps(const struct cli_args *a)
 {
-	struct report rep = { 0 };
+	struct groups rep = { 0 };
 	struct group total;
 	pid_t pid;
 	size_t i;
-	int j, ret;
+	int ret;
 
 	if (cli_parse_pid(a->operand[0], &pid)) {
 		cli_error("maps: '%s' is not a PID (a positive number)", a->operand[0]);
@@ -282,27 +167,18 @@ int cmd_maps(const struct cli_args *a)
 	else if (!rep.n)
 		ret = no_user_memory(pid);
 	if (ret) {
-		for (i = 0; i < rep.n; i++)
-			free(rep.g[i].name);
-		free(rep.g);
-		free(rep.index);
+		groups_free(&rep);
 		return CLI_EXIT_FAIL;
 	}
 	qsort(rep.g, rep.n, sizeof(*rep.g), by_rss);
 	memset(&total, 0, sizeof(total));
 	total.name = "TOTAL";
-	for (i = 0; i < rep.n; i++) {
-		total.mappings += rep.g[i].mappings;
-		for (j = 0; j < NVALUES; j++)
-			total.v[j] += rep.g[i].v[j];
-	}
+	for (i = 0; i < rep.n; i++)
+		group_sum(&total, &rep.g[i]);
 	if (a->json)
 		print_json(pid, &rep, &total);
 	else
 		print_text(&rep, &total);
-	for (i = 0; i < rep.n; i++)
-		free(rep.g[i].name);
-	free(rep.g);
-	free(rep.index);
+	groups_free(&rep);
 	return CLI_EXIT_OK;
 }

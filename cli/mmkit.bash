@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
 # Bash completion of the mmkit command: its commands, each command's
-# options, PIDs (from /proc) for maps, benchmark names and their options
+# options, PIDs (from /proc) for maps, the option values of top and export, benchmark names and their options
 # for bench, commands and files for run.  Installed as share/bash-completion/completions/mmkit; needs
 # only bash, not the bash-completion package.  tests/test-cli.sh checks
 # these lists against what `mmkit COMMAND --help` says.
@@ -9,7 +9,7 @@
 _mmkit()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="probe maps secrets memlock bench run" benches="lock names pac refpage secret sodium"
+	local commands="probe maps top export secrets memlock bench run" benches="lock names pac refpage secret sodium"
 	local cmd=${COMP_WORDS[1]} operands=() words="" i
 
 	COMPREPLY=()
@@ -44,6 +44,23 @@ _mmkit()
 			else
 				words="--json --help -h"
 			fi ;;
+		top | export)
+			case $prev in
+			--by)	words="name process" ;;
+			--sort)	words="pss size rss uss swap locked mappings processes name pid command" ;;
+			--user)	COMPREPLY=($(compgen -u -- "$cur")); return ;;
+			--pid)	local pids=(/proc/[0-9]*)
+				words=${pids[*]#/proc/} ;;
+			--textfile)
+				COMPREPLY=($(compgen -f -- "$cur")); return ;;
+			--name | --listen | --max-series | --top-processes) return ;;
+			*)	if [[ $cmd == top ]]; then
+					words="--by --sort --name --user --pid --json --help -h"
+				else
+					words="--listen --textfile --openmetrics --max-series --top-processes
+						--name --user --pid --help -h"
+				fi ;;
+			esac ;;
 		bench)
 			# The options after NAME are the benchmark's own; those
 			# taking a number get none.

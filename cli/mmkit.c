@@ -11,6 +11,7 @@
 
 #include "mmkit.h"
 #include "cli.h"
+#include "fleet.h"
 
 /*
  * The Makefile passes -DMMKIT_VERSION (its VERSION); a build without it
@@ -44,6 +45,36 @@ static const struct command commands[] = {
 	{ "maps", "PID [--json]",
 	  "memory of a process by name, like showmap: Size, Rss, Pss, Private_Dirty, Swap, Locked",
 	  "  PID           the process, a positive number\n", 1, 1, TAKES_JSON, cmd_maps },
+	{ "top", "[--by name|process] [--sort KEY] [--name GLOB] [--user USER] [--pid PID,...] [--json]",
+	  "memory of every process that can be read, summed per name like smem -m (or per process)",
+	  "  --by name|process\n"
+	  "                one row per name (the default: [anon:NAME], file paths, [heap],\n"
+	  "                [stack], [anon]...) with the processes mapping it, or one per\n"
+	  "                process\n"
+	  "  --sort KEY    pss (the default), size, rss, uss, swap, locked, mappings, and\n"
+	  "                processes or name (per name), pid or command (per process)\n"
+	  FLEET_OPTIONS_HELP,
+	  0, INT_MAX, OWN_OPTIONS | TAKES_JSON, cmd_top },
+	{ "export", "[--listen ADDR:PORT | --textfile PATH | --openmetrics] [--max-series N] "
+	  "[--top-processes K] [--name GLOB] [--user USER] [--pid PID,...]",
+	  "the figures of top as Prometheus/OpenMetrics metrics: stdout, a file, or HTTP /metrics",
+	  "  --listen ADDR:PORT\n"
+	  "                serve GET /metrics over HTTP (a numeric address:\n"
+	  "                127.0.0.1:9977, [::1]:9977, :9977 for every address, port 0\n"
+	  "                for a free one; systemd: the socket systemd passes);\n"
+	  "                OpenMetrics 1.0 when the scraper's Accept asks for\n"
+	  "                application/openmetrics-text\n"
+	  "  --textfile PATH\n"
+	  "                write PATH for node_exporter's textfile collector (a\n"
+	  "                temporary file renamed over it) and exit\n"
+	  "  --openmetrics OpenMetrics 1.0 on standard output (else the text format 0.0.4)\n"
+	  "  --max-series N\n"
+	  "                at most N series per per-name metric (500): the largest PSS\n"
+	  "                first, the rest summed in name=\"[other]\"\n"
+	  "  --top-processes K\n"
+	  "                series per process for the K largest PSS (0)\n"
+	  FLEET_OPTIONS_HELP,
+	  0, INT_MAX, OWN_OPTIONS, cmd_export },
 	{ "secrets", "[PID] [--json]",
 	  "processes holding memfd_secret memory (all, or PID): fds, mappings, bytes",
 	  "  PID           only this process, a positive number\n", 0, 1, TAKES_JSON, cmd_secrets },

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /*
-		if ((value = option_value("--secret-heap", argc, argv, &i, &missing))) {
+		if ((value = cli_option_value("--secret-heap", argc, argv, &i, &missing))) {
 			if (parse_heaps(value, o)) {
 				cli_error("run: --secret-heap: '%s' is not sodium, openssl (or "
 					  "openssl-or-malloc) or both (sodium,openssl), each once",
@@ -75,28 +75,6 @@ static int parse_byte(const char *s, int *out)
 	return 0;
 }
 
-/*
- * The value of option @name at argv[*i]: "--name=VALUE", or "--name VALUE"
- * (the next word, *i moved past it), as getopt_long takes them.  NULL if
- * argv[*i] is not @name; *@missing is set when @name came without a value.
- */
-static const char *option_value(const char *name, int argc, char **argv, int *i, int *missing)
-{
-	size_t len = strlen(name);
-
-	if (strncmp(argv[*i], name, len))
-		return NULL;
-	if (argv[*i][len] == '=')
-		return argv[*i] + len + 1;
-	if (argv[*i][len])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = 1;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 /* Takes the options; returns the index of PROGRAM in @argv, or -1 after a message. */
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
@@ -110,14 +88,14 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			return i + 1 < argc ? i + 1 : (cli_error("run: PROGRAM missing"), -1);
 		if (arg[0] != '-')
 			return i;
-		if ((value = option_value("--secret-heap", argc, argv, &i, &missing))) {
+		if ((value = cli_option_value("--secret-heap", argc, argv, &i, &missing))) {
 			if (parse_heaps(value, o)) {
 				cli_error("run: --secret-heap: '%s' is not sodium, openssl (or "
 					  "openssl-or-malloc) or both (sodium,openssl), each once",
 					  value);
 				return -1;
 			}
-		} else if ((value = option_value("--perturb", argc, argv, &i, &missing))) {
+		} else if ((value = cli_option_value("--perturb", argc, argv, &i, &missing))) {
 			if (parse_byte(value, &o->perturb)) {
 				cli_error("run: --perturb: '%s' is not a byte from 1 to 255 "
 					  "(decimal, or hexadecimal with 0x)", value);

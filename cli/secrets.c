@@ -30,8 +30,6 @@
 #include "cli.h"
 #include "procfs.h"
 
-#define SECRETMEM_NAME	"/secretmem (deleted)"
-
 struct holder {
 	pid_t pid;
 	char command[64];
@@ -46,25 +44,29 @@ struct scan {
 	unsigned long long scanned;
 };
 
+struct fd_count {
+	unsigned long long *fds, *bytes;
+};
+
 static int count_fd(int fd_dir, const char *name, void *arg)
 {
-	struct holder *h = arg;
+	struct fd_count *c = arg;
 	struct stat st;
 
-	h->fds++;
+	(*c->fds)++;
 	if (!fstatat(fd_dir, name, &st, 0))
-		h->fd_bytes += (unsigned long long)st.st_size;
+		*c->bytes += (unsigned long long)st.st_size;
 	return 0;
 }
 
-/* Counts the secretmem descriptors of @pid; -errno if they cannot be listed. */
-static int scan_fds(int procfd, struct holder *h)
+int cli_secret_fds(int procfd, unsigned long long *fds, unsigned long long *bytes)
 {
 	int fd = openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	struct fd_count c = { fds, bytes };
 
 	if (fd < 0)
 		return -errno;
-	ret = mmkit__fds_linked_to(fd, SECRETMEM_NAME, count_fd, h);
+	ret = mmkit__fds_linked_to(fd, CLI_SECRETMEM_NAME, count_fd, &c);
 	close(fd);
 	return ret;
 }
@@ -81,7 +83,7 @@ static int scan_maps(int procfd, struct holder *h)
 	if (ret)
 		return ret;
 	while ((ret = mmkit__lines_next(&maps, &line, &eol)) == 1) {
-		if (mmkit__vma_parse(line, eol, &v) || !mmkit__vma_path_is(&v, SECRETMEM_NAME))
+		if (mmkit__vma_parse(line, eol, &v) || !mmkit__vma_path_is(&v, CLI_SECRETMEM_NAME))
 			continue;
 		h->mappings++;
 		h->mapped_bytes += v.end - v.start;
@@ -89,25 +91,6 @@ static int scan_maps(int procfd, struct holder *h)
 	mmkit__lines_close(&maps);
 	/* An unreadable maps opens but fails on the first read. */
 	return ret;
-}
-
-static void read_command(int procfd, struct holder *h)
-{
-	ssize_t n;
-	int fd;
-
-	snprintf(h->command, sizeof(h->command), "?");
-	fd = openat(procfd, "comm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, h->command, sizeof(h->command) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	/* comm may hold any byte but NUL, a newline too: only the last one is the kernel's. */
-	if (h->command[n - 1] == '\n')
-		n--;
-	h->command[n] = '\0';
 }
 
 static int add(void **array, size_t *n, size_t size, const void *item)
@@ -131,7 +114,7 @@ static int scan_pid(struct scan *s, int proc, const char *name)
 	procfd = openat(proc, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procfd < 0)
 		return 0;
-	fds = scan_fds(procfd, &h);
+	fds = cli_secret_fds(procfd, &h.fds, &h.fd_bytes);
 	maps = scan_maps(procfd, &h);
 	if (fds == -ENOENT || maps == -ENOENT || fds == -ESRCH || maps == -ESRCH) {
 		close(procfd);
@@ -142,7 +125,7 @@ static int scan_pid(struct scan *s, int proc, const char *name)
 		close(procfd);
 		return add((void **)&s->unreadable, &s->nunreadable, sizeof(pid_t), &h.pid);
 	}
-	read_command(procfd, &h);
+	cli_read_command(procfd, h.command, sizeof(h.command));
 	close(procfd);
 	if (!h.fds && !h.mappings)
 		return 0;

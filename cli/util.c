@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 /* Small helpers of the mmkit command: messages, escaped strings, parsing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -8,6 +9,44 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+const char *cli_option_value(const char *name, int argc, char **argv, int *i, int *missing)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(argv[*i], name, len))
+		return NULL;
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (argv[*i][len])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+void cli_read_command(int procfd, char *command, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	snprintf(command, len, "?");
+	fd = openat(procfd, "comm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, command, len - 1);
+	close(fd);
+	if (n <= 0) {
+		snprintf(command, len, "?");
+		return;
+	}
+	/* comm may hold any byte but NUL, a newline too: only the last one is the kernel's. */
+	if (command[n - 1] == '\n')
+		n--;
+	command[n] = '\0';
+}
 
 void cli_error(const char *fmt, ...)
 {
@@ -109,6 +148,28 @@ void cli_json_string(FILE *f, const char *s)
 			fwrite(p, 1, n, f);
 		else
 			fprintf(f, "\\\\x%02x", *p);
+		p += n ? n : 1;
+	}
+	fputc('"', f);
+}
+
+void cli_label_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n, i;
+
+	fputc('"', f);
+	while (*p) {
+		n = utf8_len(p);
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if ((n == 1 && *p >= 0x20 && *p != 0x7f) || (n > 1 && !utf8_c1(p, n)))
+			fwrite(p, 1, n, f);
+		else
+			for (i = 0; i < (n ? n : 1); i++)
+				fprintf(f, "\\\\x%02x", p[i]);
 		p += n ? n : 1;
 	}
 	fputc('"', f);

@@ -123,6 +123,9 @@ enum mmkit_region_kind {
 #define MMKIT_REGION_HAVE_PSS	0x1u
 #define MMKIT_REGION_HAVE_SWAP	0x2u
 
+/* Bits of mmkit_region.flags (since 0.2). */
+#define MMKIT_REGION_REFPAGE	0x1u	/* reference pages of a file (mmkit_refpage(3)) */
+
 /*
  * One mapping (or the part of one that a registry name covers).  Sizes in
  * bytes, from /proc/PID/smaps.  @name: NAME alone, as given to
@@ -131,7 +134,10 @@ enum mmkit_region_kind {
  * bracketed word otherwise.  For a part, size is exact,
  * rss and swap are counted from /proc/PID/pagemap, pss, private_dirty and
  * locked are the mapping's shared out by rss (all by size if pagemap cannot
- * be read); the parts add up to the mapping's values.  The library fills
+ * be read); the parts add up to the mapping's values.  private_clean
+ * (with private_dirty: the USS) and anonymous (the pages that are
+ * anonymous memory, in a file mapping the copies written) are shared out
+ * like private_dirty.  The library fills
  * the struct and passes a pointer: fields are only ever added at the end.
  */
 struct mmkit_region {
@@ -153,6 +159,7 @@ struct mmkit_region {
 	unsigned long long private_clean;
 	unsigned long long referenced;
 	unsigned long long anonymous;
+	unsigned int flags;		/* MMKIT_REGION_REFPAGE (since 0.2) */
 };
 
 typedef int (*mmkit_region_fn)(const struct mmkit_region *region, void *arg);

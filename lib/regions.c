@@ -52,22 +52,26 @@ enum {
 	V_PRESENT, V_SWAPPED, V_COUNT
 };
 
+/* A key and its length. */
+#define SMAPS_KEY(k)	k, sizeof(k) - 1
+
 static const struct {
 	const char *key;
+	size_t len;
 	int v;
 	unsigned int have;		/* its MMKIT_REGION_HAVE_ bit, for those that have one */
 } smaps_keys[] = {
-	{ "Size", V_SIZE, 0 },
-	{ "Rss", V_RSS, 0 },
-	{ "Pss", V_PSS, MMKIT_REGION_HAVE_PSS },
-	{ "Private_Dirty", V_PRIVATE_DIRTY, 0 },
-	{ "Swap", V_SWAP, MMKIT_REGION_HAVE_SWAP },
-	{ "Locked", V_LOCKED, 0 },
-	{ "Shared_Clean", V_SHARED_CLEAN, 0 },
-	{ "Shared_Dirty", V_SHARED_DIRTY, 0 },
-	{ "Private_Clean", V_PRIVATE_CLEAN, 0 },
-	{ "Referenced", V_REFERENCED, 0 },
-	{ "Anonymous", V_ANONYMOUS, 0 },
+	{ SMAPS_KEY("Size"), V_SIZE, 0 },
+	{ SMAPS_KEY("Rss"), V_RSS, 0 },
+	{ SMAPS_KEY("Pss"), V_PSS, MMKIT_REGION_HAVE_PSS },
+	{ SMAPS_KEY("Private_Dirty"), V_PRIVATE_DIRTY, 0 },
+	{ SMAPS_KEY("Swap"), V_SWAP, MMKIT_REGION_HAVE_SWAP },
+	{ SMAPS_KEY("Locked"), V_LOCKED, 0 },
+	{ SMAPS_KEY("Shared_Clean"), V_SHARED_CLEAN, 0 },
+	{ SMAPS_KEY("Shared_Dirty"), V_SHARED_DIRTY, 0 },
+	{ SMAPS_KEY("Private_Clean"), V_PRIVATE_CLEAN, 0 },
+	{ SMAPS_KEY("Referenced"), V_REFERENCED, 0 },
+	{ SMAPS_KEY("Anonymous"), V_ANONYMOUS, 0 },
 };
 
 struct part {
@@ -139,9 +143,13 @@ static void classify(const struct mmkit__vma *v, struct mmkit_region *r)
 /* The "Key:   N kB" lines of smaps that matter here, in bytes. */
 static void smaps_field(struct walk *w, const char *line, const char *eol, unsigned long long *v)
 {
-	size_t i;
+	/* Most of smaps' ~25 lines a VMA are others: their key is compared once. */
+	const char *colon = memchr(line, ':', (size_t)(eol - line));
+	size_t i, n = colon ? (size_t)(colon - line) : 0;
 
-	for (i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++) {
+	for (i = 0; n && i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++) {
+		if (smaps_keys[i].len != n || memcmp(line, smaps_keys[i].key, n))
+			continue;
 		if (mmkit__kb_line(line, eol, smaps_keys[i].key, &v[smaps_keys[i].v])) {
 			w->have |= smaps_keys[i].have;
 			return;
@@ -290,6 +298,7 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 	r->referenced = p->v[V_REFERENCED];
 	r->anonymous = p->v[V_ANONYMOUS];
 	r->have = w->have;
+	r->flags = mmkit__vma_refpage(v) ? MMKIT_REGION_REFPAGE : 0;
 	w->stopped = w->fn(r, w->arg);
 	return w->stopped;
 }

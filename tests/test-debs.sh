@@ -32,6 +32,7 @@ for pkg in libmmkit0 libmmkit-dev mmkit refpage-dkms; do
 	[ $# -eq 1 ] && [ -f "$1" ] || fail "expected one $pkg package, found: $*"
 	dpkg -x "$1" "$tmp/$pkg"
 	dpkg-deb -I "$1" control >"$tmp/$pkg.control"
+	dpkg-deb -I "$1" postinst >"$tmp/$pkg.postinst" 2>/dev/null || true
 done
 has() {	# package, path relative to its root
 	[ -e "$tmp/$1/$2" ] || [ -L "$tmp/$1/$2" ] || fail "$1 lacks /$2"
@@ -60,6 +61,26 @@ for page in "$top"/man/*.3; do
 done
 
 has mmkit usr/bin/mmkit
+# The exporter's units, installed but not enabled (debian/rules).
+for unit in mmkit-exporter.socket mmkit-exporter.service; do
+	has mmkit "lib/systemd/system/$unit"
+done
+# Not started; enabled again only where the administrator had enabled them.
+! grep -qs 'deb-systemd-invoke' "$tmp/mmkit.postinst" ||
+	fail "the mmkit package starts its units: $(cat "$tmp/mmkit.postinst")"
+[ "$(grep -c 'deb-systemd-helper enable' "$tmp/mmkit.postinst")" = \
+	"$(grep -c 'deb-systemd-helper --quiet was-enabled' "$tmp/mmkit.postinst")" ] ||
+	fail "the mmkit package enables its units: $(cat "$tmp/mmkit.postinst")"
+# Their directives as this systemd reads them; ExecStart names the packaged binary.
+if command -v systemd-analyze >/dev/null; then
+	mkdir "$tmp/units"
+	cp "$tmp/mmkit/lib/systemd/system/mmkit-exporter.socket" "$tmp/units/"
+	sed "s|=/usr/bin/mmkit |=$tmp/mmkit/usr/bin/mmkit |" \
+		"$tmp/mmkit/lib/systemd/system/mmkit-exporter.service" >"$tmp/units/mmkit-exporter.service"
+	(cd "$tmp/units" && systemd-analyze verify --man=no ./mmkit-exporter.socket \
+		./mmkit-exporter.service) >"$tmp/verify.out" 2>&1 ||
+		fail "systemd-analyze verify: $(cat "$tmp/verify.out")"
+fi
 has mmkit usr/share/man/man1/mmkit.1.gz
 for page in "$top"/man/*.7; do
 	[ ! -e "$page" ] || has mmkit "usr/share/man/man7/$(basename "$page").gz"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
 #
-# mmkit maps and mmkit secrets against processes built to attack them
+# mmkit maps, mmkit top and mmkit secrets against processes built to attack them
 # (tests/hostile/hostile-*.c): each run may use $cpu_limit seconds of CPU
 # (each takes well under one when the readers are sound; CPU, not wall
 # time: that grows with what else the machine runs) and must end within
@@ -118,14 +118,22 @@ run() {
 }
 
 # maps CASE [PYTHON-EXPR [ARGS...]]: mmkit maps of the target, as a
-# clean table and as JSON for which EXPR holds.
+# clean table and as JSON for which EXPR holds; then the same of mmkit top
+# --pid (its JSON has the same "names" keys but size_kib, and "read": 1).
 maps() {
 	c=$1; shift
 	run "$tmp/$c.txt" maps "$pid" || return 1
 	why=$(python3 "$tmp/check.py" text "$tmp/$c.txt" 2>&1) || return 1
 	grep -q ' TOTAL$' "$tmp/$c.txt" || { why="no TOTAL line: $(cat "$tmp/$c.txt")"; return 1; }
 	run "$tmp/$c.json" maps "$pid" --json || return 1
-	why=$(python3 "$tmp/check.py" json "$tmp/$c.json" "$@" 2>&1)
+	why=$(python3 "$tmp/check.py" json "$tmp/$c.json" "$@" 2>&1) || return 1
+	run "$tmp/$c-top.txt" top --pid "$pid" || return 1
+	why=$(python3 "$tmp/check.py" text "$tmp/$c-top.txt" 2>&1) || { why="top: $why"; return 1; }
+	run "$tmp/$c-top.json" top --pid "$pid" --json || return 1
+	expr=${1:-True}
+	[ $# -eq 0 ] || shift
+	why=$(python3 "$tmp/check.py" json "$tmp/$c-top.json" "d['read'] == 1 and ($expr)" "$@" \
+		2>&1) || why="top: $why"
 }
 
 # secrets CASE [PYTHON-EXPR [ARGS...]]: the same for mmkit secrets.

@@ -17,6 +17,7 @@ EXPORT const size_t mmkit_sys_layout[] = {
 	offsetof(struct mmkit_region, swap),
 	offsetof(struct mmkit_region, have),
 	offsetof(struct mmkit_region, anonymous),
+	offsetof(struct mmkit_region, flags),
 	sizeof(struct mmkit_memlock),
 	offsetof(struct mmkit_memlock, exempt),
 	sizeof(struct mmkit_secret_stats),

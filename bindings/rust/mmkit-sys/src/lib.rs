@@ -125,8 +125,10 @@ pub struct mmkit_region {
     pub private_clean: c_ulonglong,
     /// Referenced bytes (since 0.2).
     pub referenced: c_ulonglong,
-    /// Anonymous bytes (since 0.2).
+    /// Anonymous bytes (in a file mapping: the pages written, copied; since 0.2).
     pub anonymous: c_ulonglong,
+    /// `MMKIT_REGION_REFPAGE` (since 0.2).
+    pub flags: c_uint,
 }
 
 /// `mmkit_region_fn`.
@@ -330,7 +332,7 @@ extern "C" {
 
     /// Sizes and offsets of the C structs, for the layout test.
     #[doc(hidden)]
-    pub static mmkit_sys_layout: [usize; 12];
+    pub static mmkit_sys_layout: [usize; 13];
 }
 
 #[cfg(test)]
@@ -362,6 +364,7 @@ mod tests {
             offset_of_compat!(mmkit_region, swap),
             offset_of_compat!(mmkit_region, have),
             offset_of_compat!(mmkit_region, anonymous),
+            offset_of_compat!(mmkit_region, flags),
             size_of::<mmkit_memlock>(),
             offset_of_compat!(mmkit_memlock, exempt),
             size_of::<mmkit_secret_stats>(),
