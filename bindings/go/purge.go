@@ -6,15 +6,24 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
+
+// purgesStarted and purgesEnded count the Purge calls begun and returned:
+// equal while none runs.
+var purgesStarted, purgesEnded atomic.Uint64
 
 // Purge destroys every Secret alive when it is called, as Destroy does:
 // canaries checked, memory wiped and freed, Bytes nil afterwards.  Slices
 // taken from their Bytes must not be used after it (memguard's Purge; it
 // also renews memguard's Enclave key, and mmkit has no Enclave).  Secrets
-// made while it runs may survive it.
+// made while it runs may survive it; NewSecretFromReader, whose read may
+// block, returns an error instead of a secret if a Purge ran during the
+// read.  Empty secrets (size 0) are destroyed too.
 func Purge() {
+	purgesStarted.Add(1)
+	defer purgesEnded.Add(1)
 	registry.mu.Lock()
 	batches := append([]*batch(nil), registry.batches...)
 	registry.mu.Unlock()
