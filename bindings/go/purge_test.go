@@ -5,7 +5,9 @@ package mmkit
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -134,4 +136,17 @@ func TestPurgeEmptySecret(t *testing.T) {
 	if e.IsAlive() || e.Bytes() != nil {
 		t.Fatal("an empty secret survived Purge")
 	}
+}
+
+// A Secret holds a field with the methods go vet's copylocks check looks
+// for, so that vet reports a Secret copied by value.
+func TestSecretCopyIsReportedByVet(t *testing.T) {
+	typ := reflect.TypeOf(Secret{})
+	locker := reflect.TypeOf((*sync.Locker)(nil)).Elem()
+	for i := 0; i < typ.NumField(); i++ {
+		if f := typ.Field(i); !f.Anonymous && reflect.PtrTo(f.Type).Implements(locker) {
+			return
+		}
+	}
+	t.Fatal("a Secret has no field vet's copylocks check recognises")
 }
