@@ -50,7 +50,9 @@
 // never append to it (append moves the bytes into a new Go array), and do not
 // convert it to a string. NewSecretFromBytes, NewSecretRandom and
 // NewSecretFromReader fill a secret without a copy on the heap, Copy and
-// Move write into one, EqualTo compares in constant time. Destroy wipes and
+// Move write into one, EqualTo compares in constant time (for the bytes: a
+// slice of another length returns at once). Keep a *Secret, never a Secret
+// by value (go vet reports the copy). Destroy wipes and
 // frees, Purge (SafeExit, CatchInterrupt on SIGINT and SIGTERM) does it for
 // every live secret; nothing else frees: a Secret collected without Destroy
 // is reported on standard error and stays allocated until Purge, because a

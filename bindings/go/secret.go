@@ -28,8 +28,30 @@ import (
 // that is collected without Destroy is counted (LeakedSecrets), the first
 // one reported on standard error; its memory stays allocated (a slice from
 // Bytes may still point into it) until Purge.
+//
+// Use a *Secret, never a Secret copied by value: the copy would outlive the
+// original, which the collector then reports leaked (go vet's copylocks
+// check reports such a copy).  The zero Secret, and a nil *Secret, read as
+// destroyed.
 type Secret struct {
-	*secret
+	_ noCopy
+	c *secret
+}
+
+// noCopy has the methods go vet's copylocks check looks for: a Secret
+// copied by value is reported.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// core is the Secret's state, nil for the zero Secret and a nil *Secret:
+// the methods of secret read a nil one as destroyed.
+func (s *Secret) core() *secret {
+	if s == nil {
+		return nil
+	}
+	return s.c
 }
 
 // secret is a Secret's state.  The registry holds it (in a batch), so that
@@ -52,8 +74,11 @@ type secret struct {
 // a destroyed secret from one not yet published.
 var dead = unsafe.Pointer(new(byte))
 
-// alive is p, or nil once destroyed.
+// alive is p, or nil once destroyed (or for no secret at all).
 func (s *secret) alive() unsafe.Pointer {
+	if s == nil {
+		return nil
+	}
 	if p := atomic.LoadPointer(&s.p); p != dead {
 		return p
 	}
@@ -63,6 +88,9 @@ func (s *secret) alive() unsafe.Pointer {
 // use counts a call through p in, under mu, and gives p; nil, counting
 // nothing, if the secret is dead.
 func (s *secret) use() unsafe.Pointer {
+	if s == nil {
+		return nil
+	}
 	s.users.Add(1)
 	p := s.alive()
 	if p == nil {
@@ -145,7 +173,7 @@ var registry struct {
 
 // NewSecret allocates size zeroed bytes of secret memory.  Size 0 gives
 // an empty Secret: it holds no memory, Bytes is empty, Freeze, NoAccess and
-// Melt have nothing to refuse.
+// Melt have nothing to refuse; Destroy and Purge end it as any other.
 func NewSecret(size int) (*Secret, error) {
 	return newSecret(size, 0)
 }
@@ -162,19 +190,37 @@ func NewPageSecret(size int) (*Secret, error) {
 var emptySecret byte
 
 func newSecret(size int, flags C.uint) (*Secret, error) {
+	p, err := allocSecret(size, flags)
+	if err != nil {
+		return nil, err
+	}
+	return register(p, size), nil
+}
+
+// allocSecret allocates the memory of a secret, which no Purge reaches
+// until it is registered.
+func allocSecret(size int, flags C.uint) (unsafe.Pointer, error) {
 	if size < 0 {
 		return nil, invalid("mmkit_secret_alloc", fmt.Sprintf("size %d is negative", size))
 	}
 	// An empty secret holds no memory and makes no C call, as in the Rust
-	// and Python bindings (memguard's NewBuffer(0) is empty too).
+	// and Python bindings (memguard's NewBuffer(0) is empty too); it is
+	// registered as any other, so that Purge ends it too.
 	if size == 0 {
-		return &Secret{&secret{p: unsafe.Pointer(&emptySecret), access: C.MMKIT_SECRET_READWRITE}}, nil
+		return unsafe.Pointer(&emptySecret), nil
 	}
 	r := C.mmkit_go_secret_alloc(C.size_t(size), flags)
 	if err := check("mmkit_secret_alloc", r.ret, r.msg); err != nil {
 		return nil, err
 	}
-	return register(r.p, size), nil
+	return r.p, nil
+}
+
+// freeSecret checks the canaries of p, wipes and frees it (mmkit_secret_free).
+func freeSecret(p unsafe.Pointer, size int) {
+	if size > 0 {
+		C.mmkit_go_secret_free(C.uintptr_t(uintptr(p)))
+	}
 }
 
 // register makes the Secret of p, just allocated, taking the next one of
@@ -188,7 +234,7 @@ func register(p unsafe.Pointer, size int) *Secret {
 				c.size, c.access = size, C.MMKIT_SECRET_READWRITE
 				atomic.StorePointer(&c.p, p)
 				s := &cur.slab[i]
-				s.secret = c
+				s.c = c
 				return s
 			}
 		}
@@ -235,15 +281,20 @@ func LeakedSecrets() uint64 { return leaked.Load() }
 // reportLeaks is the finalizer of a slab, run once none of its Secrets is
 // reachable: it only counts those never destroyed, and says so the first
 // time.  Freeing here could pull the memory from under a slice of Bytes
-// that is still in use.
+// that is still in use; an empty secret holds none, and ends quietly.
 func reportLeaks(sl *slab) {
 	for i := range sl {
-		if sl[i].secret == nil || !sl[i].IsAlive() {
+		c := sl[i].c
+		if c.alive() == nil {
+			continue
+		}
+		if c.size == 0 {
+			c.destroy()
 			continue
 		}
 		if leaked.Add(1) == 1 {
 			fmt.Fprintf(os.Stderr, "mmkit: a Secret of %d bytes was garbage-collected without Destroy; "+
-				"its memory stays allocated until Purge (mmkit.LeakedSecrets counts them)\n", sl[i].size)
+				"its memory stays allocated until Purge (mmkit.LeakedSecrets counts them)\n", c.size)
 		}
 	}
 }
@@ -252,36 +303,46 @@ func reportLeaks(sl *slab) {
 // into it (copy), never append to it: append would move the data into
 // memory the garbage collector owns.
 func (s *Secret) Bytes() []byte {
-	p := s.alive()
+	c := s.core()
+	p := c.alive()
 	if p == nil {
 		return nil
 	}
-	return unsafe.Slice((*byte)(p), s.size)
+	return unsafe.Slice((*byte)(p), c.size)
 }
 
-// Size is the size asked for.
-func (s *Secret) Size() int { return s.size }
+// Size is the size asked for (0 for the zero Secret).
+func (s *Secret) Size() int {
+	if c := s.core(); c != nil {
+		return c.size
+	}
+	return 0
+}
 
 // IsAlive reports whether Destroy (or Purge) has not been called yet.
-func (s *Secret) IsAlive() bool { return s.alive() != nil }
+func (s *Secret) IsAlive() bool { return s.core().alive() != nil }
 
 // IsMutable reports whether the secret is alive and writable: not frozen,
 // not made inaccessible.
 func (s *Secret) IsMutable() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.alive() != nil && s.access == C.MMKIT_SECRET_READWRITE
+	c := s.core()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.alive() != nil && c.access == C.MMKIT_SECRET_READWRITE
 }
 
 // Destroy checks the canaries, wipes and frees the memory.  Calling it
 // again does nothing.  A damaged canary (a write past the end) aborts the
 // process, as mmkit_secret_free(3) does.  A frozen secret is made writable
 // first.
-func (s *Secret) Destroy() { s.destroy() }
+func (s *Secret) Destroy() { s.core().destroy() }
 
 func (s *secret) destroy() {
-	if p := s.release(); p != nil && s.size > 0 {
-		C.mmkit_go_secret_free(C.uintptr_t(uintptr(p)))
+	if p := s.release(); p != nil {
+		freeSecret(p, s.size)
 	}
 }
 
@@ -297,19 +358,23 @@ func (s *Secret) Melt() error { return s.protect(C.MMKIT_SECRET_READWRITE) }
 func (s *Secret) NoAccess() error { return s.protect(C.MMKIT_SECRET_NOACCESS) }
 
 func (s *Secret) protect(access C.int) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.use()
+	c := s.core()
+	if c == nil {
+		return invalid("mmkit_secret_protect", "the secret was destroyed")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.use()
 	if p == nil {
 		return invalid("mmkit_secret_protect", "the secret was destroyed")
 	}
-	defer s.unuse()
-	if s.size > 0 {
+	defer c.unuse()
+	if c.size > 0 {
 		if err := checkResult("mmkit_secret_protect", C.mmkit_go_secret_protect(p, access)); err != nil {
 			return err
 		}
 	}
-	s.access = access
+	c.access = access
 	return nil
 }
 

@@ -17,64 +17,123 @@ import (
 )
 
 // NewSecretFromBytes makes a secret of b's length, copies b into it and
-// wipes b (memguard's NewBufferFromBytes).  When the allocation fails, b is
-// left as it was and the error returned.  The secret stays writable (memguard
-// freezes it): only a page secret can be frozen; see NewPageSecret.
+// wipes b (memguard's NewBufferFromBytes).  When the allocation fails, or a
+// Purge running meanwhile destroyed the secret before it was filled
+// (ECANCELED), b is left as it was and the error returned.  The secret
+// stays writable (memguard freezes it): only a page secret can be frozen;
+// see NewPageSecret.
 func NewSecretFromBytes(b []byte) (*Secret, error) {
 	s, err := NewSecret(len(b))
 	if err != nil {
 		return nil, err
 	}
-	copy(s.Bytes(), b)
+	if err := s.fill("NewSecretFromBytes", func(dst []byte) error {
+		copy(dst, b)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	wipe(b)
 	return s, nil
 }
 
 // NewSecretRandom makes a secret of size bytes from the system's random
 // source (crypto/rand: getrandom(2)), read straight into the secret's
-// memory, never through the Go heap.
+// memory, never through the Go heap.  A Purge running meanwhile may destroy
+// the secret before it is filled: then the error is ECANCELED.
 func NewSecretRandom(size int) (*Secret, error) {
 	s, err := NewSecret(size)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.ReadFull(rand.Reader, s.Bytes()); err != nil {
-		s.Destroy()
+	if err := s.fill("NewSecretRandom", func(dst []byte) error {
+		_, err := io.ReadFull(rand.Reader, dst)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("mmkit: NewSecretRandom: %w", err)
 	}
 	return s, nil
+}
+
+// fill runs f on the new secret's memory, counted in as the calls through
+// it are, so that a Purge meanwhile waits for f before it frees; an error
+// (ECANCELED) if a Purge came first.  When f fails, the secret is destroyed.
+func (s *Secret) fill(op string, f func(dst []byte) error) error {
+	p := s.c.use()
+	if p == nil {
+		return purged(op)
+	}
+	err := f(unsafe.Slice((*byte)(p), s.c.size))
+	s.c.unuse()
+	if err != nil {
+		s.Destroy()
+	}
+	return err
+}
+
+// purged is the error of a constructor whose secret a Purge destroyed
+// before the constructor returned it.
+func purged(op string) error {
+	return &Error{Op: op, Errno: syscall.ECANCELED,
+		Msg: op + ": Purge destroyed the secret while it was being filled; what was read into it is wiped"}
 }
 
 // NewSecretFromReader makes a secret of size bytes read from r straight
 // into the secret's memory (io.ReadFull).  A short read is an error that
 // wraps r's (io.ErrUnexpectedEOF, io.EOF): the secret, with what was read
 // into it, is destroyed and none of it returned (memguard returns the part
-// read).  Whatever buffer r keeps of its own (a bufio.Reader's) is not the
-// secret's to wipe.
+// read).  The read may block for long: Purge does not reach the secret until
+// it is complete, and a Purge that ran meanwhile makes it an error
+// (ECANCELED), the bytes read wiped.  Whatever buffer r keeps of its own (a
+// bufio.Reader's) is not the secret's to wipe.
 func NewSecretFromReader(r io.Reader, size int) (*Secret, error) {
-	s, err := NewSecret(size)
+	const op = "NewSecretFromReader"
+	p, err := allocSecret(size, 0)
 	if err != nil {
 		return nil, err
 	}
-	if n, err := io.ReadFull(r, s.Bytes()); err != nil {
+	registered := false
+	defer func() {
+		// A failed read, or a panic in r.Read.
+		if !registered {
+			freeSecret(p, size)
+		}
+	}()
+	ended := purgesEnded.Load()
+	started := purgesStarted.Load()
+	if n, err := io.ReadFull(r, unsafe.Slice((*byte)(p), size)); err != nil {
+		return nil, fmt.Errorf("mmkit: %s: %d of %d bytes read: %w", op, n, size, err)
+	}
+	s := register(p, size)
+	registered = true
+	// A Purge that was running when the read began, or began since,
+	// did not see this secret, or destroys it now: either way the caller
+	// asked for every secret gone.
+	if started != ended || purgesStarted.Load() != started {
 		s.Destroy()
-		return nil, fmt.Errorf("mmkit: NewSecretFromReader: %d of %d bytes read: %w", n, size, err)
+		return nil, purged(op)
 	}
 	return s, nil
 }
 
 // EqualTo reports whether the secret holds exactly b, in a time that does
-// not depend on the bytes (crypto/subtle).  A destroyed secret, or one made
-// inaccessible (NoAccess), equals nothing.
+// not depend on the bytes (crypto/subtle).  The time does depend on the
+// lengths: a b of another length returns at once (as memguard's EqualTo
+// does), which tells a timing observer the secret's length, not its bytes.
+// A destroyed secret, or one made inaccessible (NoAccess), equals nothing.
 func (s *Secret) EqualTo(b []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.use()
+	c := s.core()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.use()
 	if p == nil {
 		return false
 	}
-	defer s.unuse()
-	return s.access != C.MMKIT_SECRET_NOACCESS && subtle.ConstantTimeCompare(unsafe.Slice((*byte)(p), s.size), b) == 1
+	defer c.unuse()
+	return c.access != C.MMKIT_SECRET_NOACCESS && subtle.ConstantTimeCompare(unsafe.Slice((*byte)(p), c.size), b) == 1
 }
 
 // Wipe zeroes the secret, which stays allocated.
@@ -111,20 +170,24 @@ func (s *Secret) moveAt(op string, offset int, src []byte) error {
 // write runs f on the n bytes from offset of a live, writable secret
 // (n 0: the whole secret), under the lock Destroy takes.
 func (s *Secret) write(op string, offset, n int, f func(dst []byte)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.use()
+	c := s.core()
+	if c == nil {
+		return invalid(op, "the secret was destroyed")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.use()
 	if p == nil {
 		return invalid(op, "the secret was destroyed")
 	}
-	defer s.unuse()
+	defer c.unuse()
 	switch {
-	case s.access != C.MMKIT_SECRET_READWRITE:
+	case c.access != C.MMKIT_SECRET_READWRITE:
 		return &Error{Op: op, Errno: syscall.EACCES, Msg: op + ": the secret is read-only or inaccessible (Freeze, NoAccess): Melt it first"}
-	case offset < 0 || n < 0 || offset > s.size || n > s.size-offset:
-		return invalid(op, fmt.Sprintf("%d bytes at offset %d do not fit in a secret of %d", n, offset, s.size))
+	case offset < 0 || n < 0 || offset > c.size || n > c.size-offset:
+		return invalid(op, fmt.Sprintf("%d bytes at offset %d do not fit in a secret of %d", n, offset, c.size))
 	}
-	dst := unsafe.Slice((*byte)(p), s.size)[offset:]
+	dst := unsafe.Slice((*byte)(p), c.size)[offset:]
 	if n > 0 {
 		dst = dst[:n]
 	}

@@ -233,10 +233,13 @@ func init() {
 	childModes["safe-exit"] = childSafeExit
 }
 
-// dropOne makes a secret and loses it.
+// dropOne makes a secret and loses it, and an empty one, which holds no
+// memory and is not reported.
 func dropOne() {
-	if _, err := NewSecret(48); err != nil {
-		panic(err)
+	for _, size := range []int{0, 48} {
+		if _, err := NewSecret(size); err != nil {
+			panic(err)
+		}
 	}
 }
 
@@ -268,6 +271,18 @@ func TestLeakedSecretIsReported(t *testing.T) {
 	}
 }
 
+// reportPurge makes the child say, once purged, whether s survived and how
+// many secrets the allocator still holds.
+func reportPurge(s *Secret) {
+	purgedHook = func() {
+		st, err := SecretStatistics()
+		fmt.Printf("purged: alive %v, live %d, %v\n", s.IsAlive(), st.AllocsLive, err)
+	}
+}
+
+// purgedLine is what reportPurge prints when the Purge destroyed everything.
+const purgedLine = "purged: alive false, live 0, <nil>\n"
+
 // childInterrupt holds a secret until a signal ends it.
 func childInterrupt() int {
 	CatchInterrupt()
@@ -276,6 +291,7 @@ func childInterrupt() int {
 		fmt.Println(err)
 		return 1
 	}
+	reportPurge(s)
 	fmt.Println("ready", s.Size())
 	time.Sleep(time.Minute)
 	return 3
@@ -291,14 +307,19 @@ func TestCatchInterruptEndsByTheSignal(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		line, _ := bufio.NewReader(out).ReadString('\n')
+		rd := bufio.NewReader(out)
+		line, _ := rd.ReadString('\n')
 		if line != "ready 21\n" {
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatalf("child said %q", line)
 		}
 		cmd.Process.Signal(sig)
+		rest, _ := io.ReadAll(rd)
 		err = cmd.Wait()
+		if string(rest) != purgedLine {
+			t.Fatalf("%v: the child said %q, want %q", sig, rest, purgedLine)
+		}
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
 			t.Fatalf("%v: the child ended with %v", sig, err)
@@ -310,19 +331,21 @@ func TestCatchInterruptEndsByTheSignal(t *testing.T) {
 }
 
 func childSafeExit() int {
-	if _, err := NewSecret(32); err != nil {
+	s, err := NewSecret(32)
+	if err != nil {
 		fmt.Println(err)
 		return 1
 	}
+	reportPurge(s)
 	SafeExit(7)
 	return 1
 }
 
 func TestSafeExit(t *testing.T) {
-	err := childCommand("safe-exit").Run()
+	out, err := childCommand("safe-exit").Output()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 7 {
-		t.Fatalf("child: %v, want exit status 7", err)
+	if !errors.As(err, &exit) || exit.ExitCode() != 7 || string(out) != purgedLine {
+		t.Fatalf("child: %v, %q; want exit status 7 and %q", err, out, purgedLine)
 	}
 }
 
