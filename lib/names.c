@@ -95,19 +95,20 @@ MMKIT_EXPORT int mmkit_name_valid(const char *name)
 }
 
 /* The checks of madvise_set_anon_name(), in its order. */
-static int name_range(void *addr, size_t len_in, uint64_t *start, uint64_t *end)
+static int name_range(uint64_t s, uint64_t len_in, uint64_t *start, uint64_t *end)
 {
-	size_t page = sys_page_size();
-	uintptr_t s = (uintptr_t)addr;
-	size_t len;
+	uint64_t page = sys_page_size();
+	uint64_t len;
 
 	if (s & (page - 1)) {
-		mmkit__error_detail(-EINVAL, "address %#lx is not page aligned", (unsigned long)s);
+		mmkit__error_detail(-EINVAL, "address %#llx is not page aligned",
+				    (unsigned long long)s);
 		return -EINVAL;
 	}
 	len = (len_in + page - 1) & ~(page - 1);
-	if ((len_in && !len) || s + len < s) {
-		mmkit__error_detail(-EINVAL, "length %zu from %#lx wraps", len_in, (unsigned long)s);
+	if ((len_in && !len) || s + len < s || s + len - 1 > UINTPTR_MAX) {
+		mmkit__error_detail(-EINVAL, "length %llu from %#llx wraps",
+				    (unsigned long long)len_in, (unsigned long long)s);
 		return -EINVAL;
 	}
 	*start = s;
@@ -115,15 +116,22 @@ static int name_range(void *addr, size_t len_in, uint64_t *start, uint64_t *end)
 	return 0;
 }
 
+int mmkit__name_check(uint64_t addr, uint64_t len, const char *name, uint64_t *start,
+		      uint64_t *end)
+{
+	/* The kernel copies and checks the name before it looks at the range. */
+	int ret = name_valid(name);
+
+	*start = *end = addr;
+	return ret ? ret : name_range(addr, len, start, end);
+}
+
 static int set_name(void *addr, size_t len, const char *name)
 {
 	uint64_t start, end;
 	int ret;
 
-	/* The kernel copies and checks the name before it looks at the range. */
-	ret = mmkit_name_valid(name);
-	if (!ret)
-		ret = name_range(addr, len, &start, &end);
+	ret = mmkit__name_check((uintptr_t)addr, len, name, &start, &end);
 	if (ret || start == end)
 		return ret;
 	if (mmkit__kernel_names())
