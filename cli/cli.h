@@ -26,6 +26,14 @@ int cmd_memlock(const struct cli_args *a);
 int cmd_bench(const struct cli_args *a);
 int cmd_run(const struct cli_args *a);
 
+/*
+ * mmkit run --names (names-supervise.c): runs the program @argv as a child,
+ * answering its prctl(PR_SET_VMA_ANON_NAME) calls, and returns the exit
+ * code (the program's); -1 if the kernel names VMAs itself, and the
+ * program is to run as without --names.
+ */
+int cli_names_run(char **argv);
+
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

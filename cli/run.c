@@ -34,6 +34,7 @@ struct run_opts {
 	int openssl_or_malloc;
 	int perturb;		/* MALLOC_PERTURB_ byte, 0: none */
 	int stats;
+	int names;		/* --names */
 };
 
 /* "sodium", "openssl" (or "openssl-or-malloc") or both, comma-separated, each once. */
@@ -128,6 +129,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			return -1;
 		} else if (!strcmp(arg, "--stats")) {
 			o->stats = 1;
+		} else if (!strcmp(arg, "--names")) {
+			o->names = 1;
 		} else {
 			cli_error("run: unknown option '%s' (mmkit run --help: its usage)", arg);
 			return -1;
@@ -208,7 +211,7 @@ static int set_preload(const struct run_opts *o)
 
 int cmd_run(const struct cli_args *a)
 {
-	struct run_opts o = { { 0 }, 0, 0, 0 };
+	struct run_opts o = { { 0 }, 0, 0, 0, 0 };
 	char byte[4];
 	int prog, i, err, any = 0;
 
@@ -217,8 +220,9 @@ int cmd_run(const struct cli_args *a)
 		return CLI_EXIT_USAGE;
 	for (i = 0; i < (int)NHEAPS; i++)
 		any |= o.heap[i];
-	if (!any && !o.perturb) {
-		cli_error("run: nothing to run on: give --secret-heap=sodium|openssl or --perturb=BYTE");
+	if (!any && !o.perturb && !o.names) {
+		cli_error("run: nothing to run on: give --secret-heap=sodium|openssl, --perturb=BYTE "
+			  "or --names");
 		return CLI_EXIT_USAGE;
 	}
 	snprintf(byte, sizeof(byte), "%d", o.perturb);
@@ -226,6 +230,8 @@ int cmd_run(const struct cli_args *a)
 	    (o.openssl_or_malloc && set_var("MMKIT_OPENSSL_FALLBACK", "malloc")) ||
 	    (o.stats && set_var("MMKIT_STATS", "1")))
 		return CLI_EXIT_FAIL;
+	if (o.names && (err = cli_names_run(a->operand + prog)) >= 0)
+		return err;
 	execvp(a->operand[prog], a->operand + prog);
 	err = errno;
 	cli_error("run: %s: %s", a->operand[prog], strerror(err));

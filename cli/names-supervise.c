@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit run --names: the names a program gives its anonymous memory with
+ * prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) (Go's runtime, glibc 2.39,
+ * or any other, by libc or a raw system call), kept where the kernel drops
+ * them (CONFIG_ANON_VMA_NAME off), in the registries libmmkit's readers
+ * read (mmkit maps, mmkit_regions(), the bindings).
+ *
+ * How: the program runs as a child of this process, which first sets
+ * no_new_privs (no privilege needed) and installs a seccomp filter sending
+ * only those prctl calls to user notification (SECCOMP_RET_USER_NOTIF, the
+ * rest allowed in the filter itself); the listener comes back here over a
+ * socketpair, then the child executes the program.  The filter is
+ * inherited by every thread and process the program makes, across exec.
+ * For each call this process (the supervisor) reads the name (80 bytes at
+ * most, process_vm_readv), checks the notification is still valid, makes
+ * the kernel's checks and walks the VMAs of the process in its registry
+ * (lib/names.c, lib/names-registry.c: the code mmkit_name() uses), and
+ * answers with the kernel's result: 0, EINVAL, ENOMEM for a hole (after
+ * naming what is mapped), EBADF for a file.
+ *
+ * Where readers find the names: each process gets a registry memfd of its
+ * own, installed in it with SECCOMP_IOCTL_NOTIF_ADDFD (close-on-exec) on its
+ * first naming call, written by the supervisor only (sealed like the
+ * library's).  Readers scan /proc/PID/fd for it as for any registry.
+ *  - fork: the child inherits its parent's descriptor, and so reads as
+ *    having its parent's names (the kernel copies names at fork).  On the
+ *    child's first naming call it gets a registry of its own, a copy of the
+ *    one it inherited, installed at the same descriptor number (replacing
+ *    the inherited one).  Until then names its parent sets after the fork
+ *    also show in the child's ranges that are still anonymous memory.
+ *  - exec closes the descriptor (close-on-exec): on the process's next
+ *    naming call the supervisor finds its descriptor gone and starts it a
+ *    new, empty registry, as exec drops names.  A program that closes the
+ *    descriptor itself (closefrom) loses its names the same way.
+ *  - processes that are gone: their registries are dropped when the
+ *    number of registries has doubled since the last look.
+ *  - the supervisor gone: the kernel answers the calls that would have
+ *    been sent to it with ENOSYS; the program goes on.
+ *
+ * Where the kernel names VMAs, none of this happens: the program is run
+ * as without --names and the kernel names.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "names.h"
+
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define NATIVE_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__aarch64__) && !defined(__ILP32__)
+#define NATIVE_ARCH	AUDIT_ARCH_AARCH64
+#endif
+
+/* Like env(1): the program could not be found, or not be run. */
+#define EXIT_NOT_FOUND		127
+#define EXIT_CANNOT_RUN		126
+
+/* One process named for: its registry and where it is installed in the process. */
+struct proc {
+	pid_t tgid;
+	int target_fd;		/* the registry's number in the process, -1: not installed */
+	dev_t dev;		/* the file installed there */
+	ino_t ino;
+	struct mmkit__registry reg;
+};
+
+static struct {
+	int listener;
+	struct proc **p;
+	size_t n, cap;
+	size_t sweep_at;	/* registries that make sweep() look for processes gone */
+	dev_t memfd_dev;
+} sv = { .listener = -1, .sweep_at = 64 };
+
+#ifdef NATIVE_ARCH
+/*
+ * Installs the filter, returning its listener or -errno: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) of this
+ * architecture to user notification, everything else allowed.  prctl's
+ * option is an int (the kernel looks at the low 32 bits only), its
+ * PR_SET_VMA_ANON_NAME an unsigned long (all 64).  Calls of another ABI
+ * (32-bit programs) are allowed: the kernel answers them itself.
+ */
+static int filter_install(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_VMA, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_VMA_ANON_NAME, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	int listener;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	/* Little endian (x86-64, arm64): the low half of an argument comes first. */
+	listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+				SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	return listener < 0 ? -errno : listener;
+}
+#else
+static int filter_install(void)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/* Sends @fd (or, if negative, the error -@fd) over the socket @s. */
+static void fd_send(int s, int fd)
+{
+	char buf[CMSG_SPACE(sizeof(int))] = { 0 };
+	int err = fd < 0 ? -fd : 0;
+	struct iovec iov = { &err, sizeof(err) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (fd >= 0) {
+		m.msg_control = buf;
+		m.msg_controllen = sizeof(buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	while (sendmsg(s, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* The descriptor fd_send() sent, or -errno (the child's error, or the socket's). */
+static int fd_recv(int s)
+{
+	char buf[CMSG_SPACE(sizeof(int))];
+	int err = 0, fd = -1;
+	struct iovec iov = { &err, sizeof(err) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
+			    .msg_controllen = sizeof(buf) };
+	struct cmsghdr *c;
+	ssize_t got;
+
+	do
+		got = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(err))
+		return got < 0 ? -errno : -EPIPE;
+	c = CMSG_FIRSTHDR(&m);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (err)
+		return -err;
+	return fd >= 0 ? fd : -EPROTO;
+}
+
+/*
+ * Reads the name at @uaddr of thread @tid as strndup_user(uname, 80) would:
+ * 0 and the name in @buf; -EFAULT if it cannot be read up to its NUL;
+ * -EINVAL if the 80 bytes hold none.  The read is split at the page
+ * boundary: process_vm_readv() does not split an iovec element.
+ */
+static int name_read(pid_t tid, uint64_t uaddr, char *buf)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t first = page - (uaddr & (page - 1));
+	struct iovec local = { buf, MMKIT_NAME_MAX };
+	struct iovec remote[2] = { { (void *)(uintptr_t)uaddr, MMKIT_NAME_MAX },
+				   { (void *)(uintptr_t)(uaddr + first), 0 } };
+	ssize_t got;
+
+	if (first < MMKIT_NAME_MAX) {
+		remote[0].iov_len = first;
+		remote[1].iov_len = MMKIT_NAME_MAX - first;
+	}
+	got = process_vm_readv(tid, &local, 1, remote, remote[1].iov_len ? 2 : 1, 0);
+	if (got <= 0)
+		return -EFAULT;
+	if (memchr(buf, '\0', (size_t)got))
+		return 0;
+	return got == MMKIT_NAME_MAX ? -EINVAL : -EFAULT;
+}
+
+/* The thread group of thread @tid, from /proc/TID/status; -errno if it is gone. */
+static pid_t tgid_of(pid_t tid, pid_t *ppid)
+{
+	char path[64], buf[4096], *s;
+	pid_t tgid;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return -ESRCH;
+	buf[got] = '\0';
+	s = strstr(buf, "\nTgid:\t");
+	if (!s || sscanf(s, "\nTgid:\t%d", &tgid) != 1 || tgid <= 0)
+		return -ESRCH;
+	s = strstr(buf, "\nPPid:\t");
+	if (!s || sscanf(s, "\nPPid:\t%d", ppid) != 1)
+		*ppid = 0;
+	return tgid;
+}
+
+/* 1 if descriptor @fd of process @tgid is a registry memfd (the file @st if not NULL). */
+static int fd_is_registry(pid_t tgid, int fd, dev_t dev, ino_t ino, int any)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
+	if (fd < 0 || stat(path, &st))
+		return 0;
+	if (any)
+		return S_ISREG(st.st_mode) && !st.st_nlink && st.st_dev == sv.memfd_dev;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+static struct proc *proc_find(pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < sv.n; i++)
+		if (sv.p[i]->tgid == tgid)
+			return sv.p[i];
+	return NULL;
+}
+
+static void proc_drop(size_t i)
+{
+	mmkit__registry_release(&sv.p[i]->reg);
+	free(sv.p[i]);
+	sv.p[i] = sv.p[--sv.n];
+}
+
+/*
+ * Drops the registries of processes gone (or that executed a program, or
+ * closed the descriptor), once their number has doubled since the last
+ * look: memory stays within twice what live processes need.
+ */
+static void sweep(void)
+{
+	size_t i;
+
+	if (sv.n < sv.sweep_at)
+		return;
+	for (i = sv.n; i-- > 0;)
+		if (!fd_is_registry(sv.p[i]->tgid, sv.p[i]->target_fd, sv.p[i]->dev, sv.p[i]->ino, 0))
+			proc_drop(i);
+	sv.sweep_at = 2 * sv.n > 64 ? 2 * sv.n : 64;
+}
+
+/*
+ * A new registry for process @tgid: a copy of the one it inherited from
+ * its parent @ppid at fork (still at the parent's number), else empty.
+ */
+static struct proc *proc_new(pid_t tgid, pid_t ppid)
+{
+	struct mmkit__name_range *e = NULL;
+	struct proc *p, *parent = ppid > 0 ? proc_find(ppid) : NULL, **bigger;
+	struct mmkit__registry init = MMKIT__REGISTRY_INIT;
+	char path[64];
+	ssize_t n = 0;
+	int fd;
+
+	sweep();
+	if (sv.n == sv.cap) {
+		bigger = reallocarray(sv.p, sv.cap ? 2 * sv.cap : 16, sizeof(*bigger));
+		if (!bigger)
+			return NULL;
+		sv.p = bigger;
+		sv.cap = sv.cap ? 2 * sv.cap : 16;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->tgid = tgid;
+	p->target_fd = -1;
+	p->reg = init;
+	if (parent && fd_is_registry(tgid, parent->target_fd, 0, 0, 1)) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, parent->target_fd);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		n = fd < 0 ? 0 : mmkit__names_read_fd(fd, &e);
+		if (fd >= 0)
+			close(fd);
+		/* Replaces the inherited descriptor: not read as the child's besides its own. */
+		p->target_fd = parent->target_fd;
+	}
+	if (mmkit__registry_fill(&p->reg, e, n > 0 ? (size_t)n : 0)) {
+		free(e);
+		mmkit__registry_release(&p->reg);
+		free(p);
+		return NULL;
+	}
+	free(e);
+	sv.p[sv.n++] = p;
+	return p;
+}
+
+/*
+ * The registry of the process of thread @tid.  A process whose descriptor
+ * is gone executed a program (or closed it, or its number was reused by
+ * a new process): it gets a new registry, as exec drops names.
+ */
+static struct proc *proc_get(pid_t tid)
+{
+	pid_t ppid = 0, tgid = tgid_of(tid, &ppid);
+	struct proc *p;
+	size_t i;
+
+	if (tgid < 0)
+		return NULL;
+	p = proc_find(tgid);
+	if (p && p->target_fd >= 0 && !fd_is_registry(tgid, p->target_fd, p->dev, p->ino, 0)) {
+		for (i = 0; sv.p[i] != p; i++)
+			;
+		proc_drop(i);
+		p = NULL;
+	}
+	return p ? p : proc_new(tgid, ppid);
+}
+
+/* Puts @p's registry into its process, if not there: after it was made or moved (grown). */
+static void proc_install(struct proc *p, uint64_t id)
+{
+	struct seccomp_notif_addfd add = { .id = id, .newfd_flags = O_CLOEXEC };
+	struct stat st;
+	int fd, got;
+
+	fd = mmkit__registry_memfd(&p->reg, &st);
+	if (fd < 0 || (p->target_fd >= 0 && st.st_dev == p->dev && st.st_ino == p->ino &&
+		       fd_is_registry(p->tgid, p->target_fd, p->dev, p->ino, 0)))
+		return;
+	add.srcfd = (uint32_t)fd;
+	if (p->target_fd >= 0) {
+		add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+		add.newfd = (uint32_t)p->target_fd;
+	}
+	got = ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	if (got < 0)
+		return;
+	p->target_fd = got;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+}
+
+/* Handles one notification: a naming call of the program. */
+static void notification(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	char name[MMKIT_NAME_MAX];
+	uint64_t start, end, uname = req->data.args[4];
+	struct proc *p;
+	int ret = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->id = req->id;
+	if (uname)
+		ret = name_read(req->pid, uname, name);
+	/* The thread may have died and its number be reused while we read: check after. */
+	if (ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id))
+		return;
+	if (!ret)
+		ret = mmkit__name_check(req->data.args[2], req->data.args[3], uname ? name : NULL,
+					&start, &end);
+	if (!ret && start != end) {
+		p = proc_get(req->pid);
+		ret = p ? mmkit__registry_name_of(&p->reg, req->pid, start, end,
+						  uname ? name : NULL) : -ENOMEM;
+		/* What else can fail is reading /proc or memory: the kernel's ENOMEM. */
+		if (ret && ret != -EBADF)
+			ret = -ENOMEM;
+		if (p)
+			proc_install(p, req->id);
+	}
+	resp->error = ret;
+	ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+/* Signals passed on to the program; a terminal sends SIGINT and SIGQUIT to it itself. */
+static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+
+/* Answers the program's naming calls until @child ends; its wait status. */
+static int supervise(pid_t child, int sigfd)
+{
+	struct seccomp_notif_sizes sizes = { 0 };
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2] = { { sv.listener, POLLIN, 0 }, { sigfd, POLLIN, 0 } };
+	int status = 0;
+	size_t i;
+
+	/* The kernel's structures may be larger than these headers' (seccomp_unotify(2)). */
+	syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes);
+	req = calloc(1, sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif : sizeof(*req));
+	resp = calloc(1, sizes.seccomp_notif_resp > sizeof(*resp) ? sizes.seccomp_notif_resp :
+			 sizeof(*resp));
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+				if ((int)si.ssi_signo == forwarded[i])
+					kill(child, forwarded[i]);
+			if (waitpid(child, &status, WNOHANG) == child)
+				break;
+		}
+		/* Without memory for a request, the program's calls wait for it: none is lost. */
+		if (!(pfd[0].revents & POLLIN) || !req || !resp)
+			continue;
+		memset(req, 0, sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif :
+			       sizeof(*req));
+		/* ENOENT: the caller died before we took its call. */
+		if (!ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_RECV, req))
+			notification(req, resp);
+	}
+	free(req);
+	free(resp);
+	return status;
+}
+
+/* The device every memfd is on, from one of ours: what registries' files must be on. */
+static int memfd_device(void)
+{
+	struct stat st;
+	int fd = memfd_create("mmkit-probe", MFD_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = fstat(fd, &st) ? -errno : 0;
+	close(fd);
+	sv.memfd_dev = st.st_dev;
+	return ret;
+}
+
+/* In the child: the filter, its listener to the parent, then the program. */
+static void child_run(int s, char **argv, const sigset_t *mask)
+{
+	int listener, err;
+	char go;
+
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	listener = filter_install();
+	if (listener < 0) {
+		fd_send(s, listener);
+		_exit(EXIT_CANNOT_RUN);
+	}
+	fd_send(s, listener);
+	close(listener);
+	/* Run only once the supervisor has the listener: else its calls would wait. */
+	if (read(s, &go, 1) != 1)
+		_exit(EXIT_CANNOT_RUN);
+	close(s);
+	execvp(argv[0], argv);
+	err = errno;
+	cli_error("run: %s: %s", argv[0], strerror(err));
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+}
+
+/* mmkit's exit for the program's wait status @status: its code, or its signal. */
+static int exit_as(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		raise(WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return CLI_EXIT_FAIL;
+}
+
+int cli_names_run(char **argv)
+{
+	sigset_t mask, old;
+	struct rlimit rl;
+	int sp[2], sigfd, status, ret;
+	pid_t child;
+	size_t i;
+
+	/* The kernel names VMAs: it does the work, the program runs as it would. */
+	if (!mmkit__kernel_names())
+		return -1;
+	ret = memfd_device();
+	if (ret || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {
+		cli_error("run: --names: %s", strerror(ret ? -ret : errno));
+		return CLI_EXIT_FAIL;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	child = sigfd < 0 ? -1 : fork();
+	if (child == 0)
+		child_run(sp[1], argv, &old);
+	close(sp[1]);
+	if (child < 0) {
+		cli_error("run: --names: %s", strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	sv.listener = fd_recv(sp[0]);
+	if (sv.listener < 0) {
+		cli_error("run: --names: cannot install the seccomp filter that sends prctl(PR_SET_VMA) "
+			  "here (seccomp user notification, Linux 5.9+): %s", strerror(-sv.listener));
+		waitpid(child, &status, 0);
+		return CLI_EXIT_FAIL;
+	}
+	/* Registries for many processes: one descriptor each. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (write(sp[0], "", 1) != 1) {
+		cli_error("run: --names: the program did not wait for its supervisor: %s",
+			  strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	close(sp[0]);
+	status = supervise(child, sigfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return exit_as(status);
+}
