@@ -90,7 +90,8 @@ static struct {
 	size_t n, cap;
 	size_t sweep_at;	/* registries that make sweep() look for processes gone */
 	dev_t memfd_dev;
-} sv = { .listener = -1, .sweep_at = 64 };
+	size_t max_entries;	/* vm.max_map_count: the kernel's bound on VMAs, so on names */
+} sv = { .listener = -1, .sweep_at = 64, .max_entries = 65530 };
 
 #ifdef NATIVE_ARCH
 /*
@@ -396,8 +397,16 @@ static void notification(struct seccomp_notif *req, struct seccomp_notif_resp *r
 					&start, &end);
 	if (!ret && start != end) {
 		p = proc_get(req->pid);
-		ret = p ? mmkit__registry_name_of(&p->reg, req->pid, start, end,
-						  uname ? name : NULL) : -ENOMEM;
+		/*
+		 * The kernel splits a VMA to name part of it, and fails with
+		 * ENOMEM past vm.max_map_count VMAs: so many names are refused
+		 * here too, which bounds the registry of a hostile program.
+		 */
+		if (!p || p->reg.t.n + 2 > sv.max_entries)
+			ret = -ENOMEM;
+		else
+			ret = mmkit__registry_name_of(&p->reg, req->pid, start, end,
+						      uname ? name : NULL);
 		/* What else can fail is reading /proc or memory: the kernel's ENOMEM. */
 		if (ret && ret != -EBADF)
 			ret = -ENOMEM;
@@ -449,6 +458,18 @@ static int supervise(pid_t child, int sigfd)
 	free(req);
 	free(resp);
 	return status;
+}
+
+/* vm.max_map_count, if it can be read: the bound on a process's names. */
+static void max_entries_read(void)
+{
+	unsigned long v;
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+
+	if (f && fscanf(f, "%lu", &v) == 1 && v)
+		sv.max_entries = v;
+	if (f)
+		fclose(f);
 }
 
 /* The device every memfd is on, from one of ours: what registries' files must be on. */
@@ -513,6 +534,7 @@ int cli_names_run(char **argv)
 	/* The kernel names VMAs: it does the work, the program runs as it would. */
 	if (!mmkit__kernel_names())
 		return -1;
+	max_entries_read();
 	ret = memfd_device();
 	if (ret || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {
 		cli_error("run: --names: %s", strerror(ret ? -ret : errno));

@@ -94,6 +94,20 @@ static int exec_target(int fd)
 	return 0;
 }
 
+/* Names a page, waits for a byte on stdin, names it again: says what that got. */
+static int orphan_target(void)
+{
+	char *p = map(1), c;
+
+	EXPECT(name(p, page, "orphan"), 0);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	if (read(0, &c, 1) != 1)
+		return T_EXIT_FAIL;
+	printf("%d\n", name(p, page, "orphan-again"));
+	return 0;
+}
+
 /* The target: the calls, then "ready" and the addresses, then waits for stdin to close. */
 static int target(const char *self)
 {
@@ -298,6 +312,44 @@ static void run_target(const char *self, const char *mmkit, int kernel_names)
 	T_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
 }
 
+/*
+ * The supervisor killed: the program goes on, and its naming calls get
+ * ENOSYS from the kernel (the listener is closed), at once.
+ */
+static void supervisor_killed(const char *self, const char *mmkit)
+{
+	int in[2], out[2], status, pid = 0, got = 0;
+	char line[64];
+	FILE *f;
+	pid_t run;
+
+	T_ASSERT(!pipe(in) && !pipe(out));
+	run = fork();
+	T_ASSERT(run >= 0);
+	if (!run) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(mmkit, mmkit, "run", "--names", self, "orphan", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	T_ASSERT(f);
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d", &pid) != 1)
+		T_FAIL("the orphan target did not start under mmkit run --names");
+	kill(run, SIGKILL);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_ASSERT(write(in[1], "x", 1) == 1);
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "%d", &got) != 1)
+		T_FAIL("the program did not go on after its supervisor was killed");
+	T_EQ(got, -ENOSYS);
+	fclose(f);
+	close(in[1]);
+}
+
 int main(int argc, char **argv)
 {
 	char self[4096], mmkit[4096 + 16], *slash;
@@ -311,6 +363,8 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	if (argc > 1 && !strcmp(argv[1], "target"))
 		return target(self);
+	if (argc > 1 && !strcmp(argv[1], "orphan"))
+		return orphan_target();
 	if (argc > 2 && !strcmp(argv[1], "exec-target"))
 		return exec_target(atoi(argv[2]));
 	/* The build tree: tests/ beside the mmkit binary. */
@@ -326,6 +380,8 @@ int main(int argc, char **argv)
 	if (kernel_names)
 		run_target(self, NULL, 1);
 	run_target(self, mmkit, kernel_names);
+	if (!kernel_names)
+		supervisor_killed(self, mmkit);
 	printf("PASS: the kernel's answers and names%s\n",
 	       kernel_names ? ", the same with and without mmkit run --names" :
 			      " under mmkit run --names where the kernel drops them");
