@@ -21,7 +21,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -91,6 +93,68 @@ static int exec_target(int fd)
 	if (write(fd, line, strlen(line)) < 0 || failed)
 		return T_EXIT_FAIL;
 	pause();
+	return 0;
+}
+
+/* The glibc target's threads: where each one's stack and blocks are. */
+struct glibc_thread {
+	pthread_t t;
+	pid_t tid;
+	char *stack;
+	void *arena_block;
+	void *big_block;
+	int ready[2];		/* the thread says it is set up */
+	int go[2];		/* the thread is told to end */
+};
+
+static void *glibc_thread_fn(void *arg)
+{
+	struct glibc_thread *g = arg;
+	char c, here = 0;
+
+	g->tid = (pid_t)syscall(SYS_gettid);
+	g->stack = &here;
+	g->arena_block = malloc(4096);
+	g->big_block = malloc(1 << 20);
+	if (write(g->ready[1], "r", 1) != 1 || read(g->go[0], &c, 1) < 0)
+		return NULL;
+	free(g->arena_block);
+	free(g->big_block);
+	return NULL;
+}
+
+/*
+ * What glibc 2.39 names, from a program nobody changed: its threads'
+ * stacks, their blocks in non-main arenas, and large (mmapped) blocks.
+ * Says where each is, then waits for stdin to close.
+ */
+static int glibc_target(void)
+{
+	struct glibc_thread g[4];
+	void *big = malloc(1 << 20);
+	char c;
+	int i;
+
+	printf("ready %d %lx\n", (int)getpid(), (unsigned long)(uintptr_t)big);
+	for (i = 0; i < 4; i++) {
+		if (pipe(g[i].ready) || pipe(g[i].go) ||
+		    pthread_create(&g[i].t, NULL, glibc_thread_fn, &g[i]) ||
+		    read(g[i].ready[0], &c, 1) != 1)
+			return T_EXIT_FAIL;
+		printf("thread %d %lx %lx %lx\n", (int)g[i].tid, (unsigned long)(uintptr_t)g[i].stack,
+		       (unsigned long)(uintptr_t)g[i].arena_block,
+		       (unsigned long)(uintptr_t)g[i].big_block);
+	}
+	printf("end\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	for (i = 0; i < 4; i++) {
+		if (write(g[i].go[1], "x", 1) != 1)
+			return T_EXIT_FAIL;
+		pthread_join(g[i].t, NULL);
+	}
+	free(big);
 	return 0;
 }
 
@@ -312,6 +376,63 @@ static void run_target(const char *self, const char *mmkit, int kernel_names)
 	T_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
 }
 
+/* Runs mmkit ARGS... with a pipe to and from it: *@in to write, *@f to read. */
+static pid_t spawn(const char *const argv[], int *in, FILE **f)
+{
+	int to[2], from[2];
+	pid_t run;
+
+	T_ASSERT(!pipe(to) && !pipe(from));
+	run = fork();
+	T_ASSERT(run >= 0);
+	if (!run) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[1]);
+		close(from[0]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	*in = to[1];
+	*f = fdopen(from[0], "r");
+	T_ASSERT(*f);
+	return run;
+}
+
+/*
+ * glibc's names under mmkit run --names (the preload on glibc < 2.39, the
+ * tunable after), and none with --no-glibc-names.
+ */
+static void glibc_names(const char *self, const char *mmkit, int on)
+{
+	const char *argv[] = { mmkit, "run", "--names", on ? self : "--no-glibc-names",
+			       on ? "glibc" : self, on ? NULL : "glibc", NULL };
+	unsigned long big, stack, arena, tbig;
+	int in, pid = 0, tid, status, threads = 0;
+	char line[256], want[64];
+	FILE *f;
+	pid_t run = spawn(argv, &in, &f);
+
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d %lx", &pid, &big) != 2)
+		T_FAIL("the glibc target did not start");
+	expect_name(pid, big, on ? " glibc: malloc" : NULL, "a large block of the main thread");
+	while (fgets(line, sizeof(line), f) && strcmp(line, "end\n")) {
+		T_ASSERT(sscanf(line, "thread %d %lx %lx %lx", &tid, &stack, &arena, &tbig) == 4);
+		snprintf(want, sizeof(want), " glibc: pthread stack: %d", tid);
+		expect_name(pid, stack, on ? want : NULL, "a thread's stack");
+		expect_name(pid, arena, on ? " glibc: malloc arena" : NULL, "a block of a thread's arena");
+		expect_name(pid, tbig, on ? " glibc: malloc" : NULL, "a thread's large block");
+		threads++;
+	}
+	T_EQ(threads, 4);
+	close(in);
+	fclose(f);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_EQ(status, 0);
+}
+
 /*
  * The supervisor killed: the program goes on, and its naming calls get
  * ENOSYS from the kernel (the listener is closed), at once.
@@ -363,6 +484,8 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	if (argc > 1 && !strcmp(argv[1], "target"))
 		return target(self);
+	if (argc > 1 && !strcmp(argv[1], "glibc"))
+		return glibc_target();
 	if (argc > 1 && !strcmp(argv[1], "orphan"))
 		return orphan_target();
 	if (argc > 2 && !strcmp(argv[1], "exec-target"))
@@ -382,6 +505,11 @@ int main(int argc, char **argv)
 	run_target(self, mmkit, kernel_names);
 	if (!kernel_names)
 		supervisor_killed(self, mmkit);
+	/* A static build (the kernel tiers' guests) has no dynamic loader to preload with. */
+	if (getauxval(AT_BASE)) {
+		glibc_names(self, mmkit, 1);
+		glibc_names(self, mmkit, 0);
+	}
 	printf("PASS: the kernel's answers and names%s\n",
 	       kernel_names ? ", the same with and without mmkit run --names" :
 			      " under mmkit run --names where the kernel drops them");
