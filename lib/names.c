@@ -14,15 +14,41 @@
  * to: reference pages of a file (memfd, refpage.ko; mmkit_refpage(3)).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "names.h"
+#include "procfs.h"
 
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
 static int kernel_ret;		/* prctl's answer: 0 if the kernel names VMAs */
 static int kernel_mmap_ret;	/* non-zero if no page could be mapped to ask */
+
+/*
+ * 0 if /proc/self/maps shows the page at @p named "mmkit-probe": prctl's
+ * 0 came from the kernel, not from a seccomp supervisor (mmkit run
+ * --names) that keeps names where this process's readers would not look.
+ */
+static int kernel_probe_named(void *p)
+{
+	struct mmkit__lines maps;
+	const char *line, *eol;
+	struct mmkit__vma v;
+	int ret = mmkit__lines_open(&maps, AT_FDCWD, "/proc/self/maps"), named = 0;
+
+	if (ret)
+		return ret;
+	while ((ret = mmkit__lines_next(&maps, &line, &eol)) == 1) {
+		if (mmkit__vma_parse(line, eol, &v) || v.start != (uintptr_t)p)
+			continue;
+		named = mmkit__vma_path_is(&v, "[anon:mmkit-probe]");
+		break;
+	}
+	mmkit__lines_close(&maps);
+	return ret < 0 ? ret : named ? 0 : -ENOSYS;
+}
 
 static void kernel_probe(void)
 {
@@ -37,6 +63,8 @@ static void kernel_probe(void)
 	}
 	kernel_ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, page,
 			       (unsigned long)"mmkit-probe");
+	if (!kernel_ret)
+		kernel_ret = kernel_probe_named(p);
 	sys_munmap(p, page);
 }
 
@@ -60,6 +88,10 @@ void mmkit__probe_names(struct mmkit_feature *f)
 	else if (ret == -EINVAL)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
 				   "prctl(PR_SET_VMA) returned EINVAL: kernel built without CONFIG_ANON_VMA_NAME; using the registry");
+	else if (ret == -ENOSYS)
+		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
+				   "prctl(PR_SET_VMA) answered 0 but /proc/self/maps shows no name "
+				   "(answered by a supervisor: mmkit run --names?); using the registry");
 	else
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
 				   "prctl(PR_SET_VMA) failed: %s; using the registry", strerror(-ret));

@@ -97,6 +97,12 @@ finish
 # With --names: the runtime's names, from the registry.
 start parent -- "$mmkit" run --names "$tmp/namesrun" "$tmp/run"
 expect_go_names "$(cat "$tmp/run/pid-parent")" "run --names"
+# A reader itself under --names sees them too: its library's probe is not
+# fooled by the supervisor's 0 into taking the kernel for one that names.
+"$mmkit" run --names "$mmkit" maps "$(cat "$tmp/run/pid-parent")" >"$tmp/inner" 2>&1 ||
+	fail "mmkit maps under mmkit run --names: $(cat "$tmp/inner")"
+grep -q 'registry \[anon: Go: heap\]$' "$tmp/inner" ||
+	fail "mmkit maps under mmkit run --names shows no registry names: $(cat "$tmp/inner")"
 finish
 
 # A Go program that forks and executes a child (os/exec): both named, each its own.
