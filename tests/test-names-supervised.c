@@ -299,38 +299,47 @@ static void expect_name(pid_t pid, unsigned long addr, const char *want, const c
 		       addr, q.found ? q.name : "(unmapped)", full, ret);
 }
 
-/* Runs the target (under mmkit run --names if @mmkit) and checks what it named. */
-static void run_target(const char *self, const char *mmkit, int kernel_names)
+/* Runs @argv with a pipe to and from it: *@in to write, *@f to read. */
+static pid_t spawn(const char *const argv[], int *in, FILE **f)
 {
-	unsigned long a, l, h, pp, t, c, e;
-	int in[2], out[2], status, i, pid, child, execd;
-	char line[512], want[80];
-	struct lookup q = { 0 };
-	FILE *f;
+	int to[2], from[2];
 	pid_t run;
 
-	T_ASSERT(!pipe(in) && !pipe(out));
+	T_ASSERT(!pipe(to) && !pipe(from));
 	run = fork();
 	T_ASSERT(run >= 0);
 	if (!run) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		if (mmkit)
-			execl(mmkit, mmkit, "run", "--names", self, "target", (char *)NULL);
-		else
-			execl(self, self, "target", (char *)NULL);
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[1]);
+		close(from[0]);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	close(in[0]);
-	close(out[1]);
-	f = fdopen(out[0], "r");
-	T_ASSERT(f);
+	close(to[0]);
+	close(from[1]);
+	*in = to[1];
+	*f = fdopen(from[0], "r");
+	T_ASSERT(*f);
+	return run;
+}
+
+/* Runs the target (under mmkit run --names if @mmkit) and checks what it named. */
+static void run_target(const char *self, const char *mmkit, int kernel_names)
+{
+	const char *with[] = { mmkit, "run", "--names", self, "target", NULL };
+	const char *alone[] = { self, "target", NULL };
+	unsigned long a, l, h, pp, t, c, e;
+	int in, status, i, pid, child, execd;
+	char line[512], want[80];
+	struct lookup q = { 0 };
+	FILE *f;
+	pid_t run = spawn(mmkit ? with : alone, &in, &f);
+
 	if (!fgets(line, sizeof(line), f) ||
 	    sscanf(line, "ready %d %d %d %lx %lx %lx %lx %lx %lx %lx", &pid, &child, &execd, &a, &l,
 		   &h, &pp, &t, &c, &e) != 10) {
-		close(in[1]);
+		close(in);
 		waitpid(run, &status, 0);
 		T_FAIL("the target%s did not get the kernel's answers (exit %d)",
 		       mmkit ? " under mmkit run --names" : "", WEXITSTATUS(status));
@@ -370,35 +379,10 @@ static void run_target(const char *self, const char *mmkit, int kernel_names)
 				T_FAIL("a registry in the target where the kernel names VMAs");
 		}
 	}
-	close(in[1]);
+	close(in);
 	fclose(f);
 	T_ASSERT(waitpid(run, &status, 0) == run);
 	T_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
-}
-
-/* Runs mmkit ARGS... with a pipe to and from it: *@in to write, *@f to read. */
-static pid_t spawn(const char *const argv[], int *in, FILE **f)
-{
-	int to[2], from[2];
-	pid_t run;
-
-	T_ASSERT(!pipe(to) && !pipe(from));
-	run = fork();
-	T_ASSERT(run >= 0);
-	if (!run) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	*in = to[1];
-	*f = fdopen(from[0], "r");
-	T_ASSERT(*f);
-	return run;
 }
 
 /*
@@ -439,36 +423,22 @@ static void glibc_names(const char *self, const char *mmkit, int on)
  */
 static void supervisor_killed(const char *self, const char *mmkit)
 {
-	int in[2], out[2], status, pid = 0, got = 0;
+	const char *argv[] = { mmkit, "run", "--names", self, "orphan", NULL };
+	int in, status, pid = 0, got = 0;
 	char line[64];
 	FILE *f;
-	pid_t run;
+	pid_t run = spawn(argv, &in, &f);
 
-	T_ASSERT(!pipe(in) && !pipe(out));
-	run = fork();
-	T_ASSERT(run >= 0);
-	if (!run) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		execl(mmkit, mmkit, "run", "--names", self, "orphan", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	f = fdopen(out[0], "r");
-	T_ASSERT(f);
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d", &pid) != 1)
 		T_FAIL("the orphan target did not start under mmkit run --names");
 	kill(run, SIGKILL);
 	T_ASSERT(waitpid(run, &status, 0) == run);
-	T_ASSERT(write(in[1], "x", 1) == 1);
+	T_ASSERT(write(in, "x", 1) == 1);
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "%d", &got) != 1)
 		T_FAIL("the program did not go on after its supervisor was killed");
 	T_EQ(got, -ENOSYS);
 	fclose(f);
-	close(in[1]);
+	close(in);
 }
 
 int main(int argc, char **argv)
