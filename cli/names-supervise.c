@@ -554,6 +554,9 @@ int cli_names_run(char **argv)
 		cli_error("run: --names: %s", strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
+	/* A terminal's ^C and ^\ are the program's (it gets them too): mmkit lives on to answer it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	sv.listener = fd_recv(sp[0]);
 	if (sv.listener < 0) {
 		cli_error("run: --names: cannot install the seccomp filter that sends prctl(PR_SET_VMA) "

@@ -103,6 +103,10 @@ expect_go_names "$(cat "$tmp/run/pid-parent")" "run --names"
 	fail "mmkit maps under mmkit run --names: $(cat "$tmp/inner")"
 grep -q 'registry \[anon: Go: heap\]$' "$tmp/inner" ||
 	fail "mmkit maps under mmkit run --names shows no registry names: $(cat "$tmp/inner")"
+# A terminal's ^C goes to the program itself: mmkit stays, to answer it.
+kill -INT $bg
+sleep 0.2
+kill -0 $bg 2>/dev/null || fail "mmkit run --names died of SIGINT, leaving the program unsupervised"
 finish
 
 # A Go program that forks and executes a child (os/exec): both named, each its own.
