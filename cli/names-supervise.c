@@ -235,18 +235,14 @@ static pid_t tgid_of(pid_t tid, pid_t *ppid)
 	return tgid;
 }
 
-/* 1 if descriptor @fd of process @tgid is a registry memfd (the file @st if not NULL). */
-static int fd_is_registry(pid_t tgid, int fd, dev_t dev, ino_t ino, int any)
+/* 1 if descriptor @fd of process @tgid is the file @dev, @ino: the registry installed. */
+static int fd_is_file(pid_t tgid, int fd, dev_t dev, ino_t ino)
 {
 	char path[64];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
-	if (fd < 0 || stat(path, &st))
-		return 0;
-	if (any)
-		return S_ISREG(st.st_mode) && !st.st_nlink && st.st_dev == sv.memfd_dev;
-	return st.st_dev == dev && st.st_ino == ino;
+	return fd >= 0 && !stat(path, &st) && st.st_dev == dev && st.st_ino == ino;
 }
 
 static struct proc *proc_find(pid_t tgid)
@@ -278,9 +274,40 @@ static void sweep(void)
 	if (sv.n < sv.sweep_at)
 		return;
 	for (i = sv.n; i-- > 0;)
-		if (!fd_is_registry(sv.p[i]->tgid, sv.p[i]->target_fd, sv.p[i]->dev, sv.p[i]->ino, 0))
+		if (!fd_is_file(sv.p[i]->tgid, sv.p[i]->target_fd, sv.p[i]->dev, sv.p[i]->ino))
 			proc_drop(i);
 	sv.sweep_at = 2 * sv.n > 64 ? 2 * sv.n : 64;
+}
+
+/*
+ * The names of the registry a child inherited at descriptor @fd, read as
+ * readers read any: the file is opened O_PATH (which opens nothing behind
+ * it), must be a memfd, and only then is it read, through /proc/self/fd,
+ * at most sv.max_entries entries of it.  Its other threads may swap the
+ * descriptor meanwhile: what is read is checked, and bounded, whatever it
+ * is.  How many, or -errno if there is none.
+ */
+static ssize_t inherited_read(pid_t tgid, int fd, struct mmkit__name_range **e)
+{
+	char path[64];
+	struct stat st;
+	ssize_t n = -ENOENT;
+	int path_fd, rfd;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
+	path_fd = open(path, O_PATH | O_CLOEXEC);
+	if (path_fd < 0)
+		return -errno;
+	if (!fstat(path_fd, &st) && S_ISREG(st.st_mode) && !st.st_nlink &&
+	    st.st_dev == sv.memfd_dev) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", path_fd);
+		rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		n = rfd < 0 ? -errno : mmkit__names_read_fd(rfd, sv.max_entries, e);
+		if (rfd >= 0)
+			close(rfd);
+	}
+	close(path_fd);
+	return n;
 }
 
 /*
@@ -292,9 +319,7 @@ static struct proc *proc_new(pid_t tgid, pid_t ppid)
 	struct mmkit__name_range *e = NULL;
 	struct proc *p, *parent = ppid > 0 ? proc_find(ppid) : NULL, **bigger;
 	struct mmkit__registry init = MMKIT__REGISTRY_INIT;
-	char path[64];
 	ssize_t n = 0;
-	int fd;
 
 	sweep();
 	if (sv.n == sv.cap) {
@@ -310,14 +335,11 @@ static struct proc *proc_new(pid_t tgid, pid_t ppid)
 	p->tgid = tgid;
 	p->target_fd = -1;
 	p->reg = init;
-	if (parent && fd_is_registry(tgid, parent->target_fd, 0, 0, 1)) {
-		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, parent->target_fd);
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		n = fd < 0 ? 0 : mmkit__names_read_fd(fd, &e);
-		if (fd >= 0)
-			close(fd);
+	if (parent && parent->target_fd >= 0) {
+		n = inherited_read(tgid, parent->target_fd, &e);
 		/* Replaces the inherited descriptor: not read as the child's besides its own. */
-		p->target_fd = parent->target_fd;
+		if (n >= 0)
+			p->target_fd = parent->target_fd;
 	}
 	if (mmkit__registry_fill(&p->reg, e, n > 0 ? (size_t)n : 0)) {
 		free(e);
@@ -344,7 +366,7 @@ static struct proc *proc_get(pid_t tid)
 	if (tgid < 0)
 		return NULL;
 	p = proc_find(tgid);
-	if (p && p->target_fd >= 0 && !fd_is_registry(tgid, p->target_fd, p->dev, p->ino, 0)) {
+	if (p && p->target_fd >= 0 && !fd_is_file(tgid, p->target_fd, p->dev, p->ino)) {
 		for (i = 0; sv.p[i] != p; i++)
 			;
 		proc_drop(i);
@@ -362,7 +384,7 @@ static void proc_install(struct proc *p, uint64_t id)
 
 	fd = mmkit__registry_memfd(&p->reg, &st);
 	if (fd < 0 || (p->target_fd >= 0 && st.st_dev == p->dev && st.st_ino == p->ino &&
-		       fd_is_registry(p->tgid, p->target_fd, p->dev, p->ino, 0)))
+		       fd_is_file(p->tgid, p->target_fd, p->dev, p->ino)))
 		return;
 	add.srcfd = (uint32_t)fd;
 	if (p->target_fd >= 0) {

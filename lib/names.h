@@ -188,9 +188,9 @@ ssize_t mmkit__names_get(pid_t pid, int procfd, struct mmkit__name_range **out);
 
 /*
  * The entries of the registry open at @fd (another process's: checked like
- * any), a malloc'ed array in *@out; how many, or -errno.
+ * any), a malloc'ed array in *@out; how many, -E2BIG past @max, or -errno.
  */
-ssize_t mmkit__names_read_fd(int fd, struct mmkit__name_range **out);
+ssize_t mmkit__names_read_fd(int fd, size_t max, struct mmkit__name_range **out);
 
 /* What mmkit__names_read() met in another process's descriptors. */
 struct mmkit__names_stats {
