@@ -392,6 +392,12 @@ static void proc_install(struct proc *p, uint64_t id)
 		add.newfd = (uint32_t)p->target_fd;
 	}
 	got = ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	/* Before Linux 5.14 (no SETFD): a number of its own, the inherited one staying. */
+	if (got < 0 && errno == EINVAL && add.flags) {
+		add.flags = 0;
+		add.newfd = 0;
+		got = ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	}
 	if (got < 0)
 		return;
 	p->target_fd = got;
