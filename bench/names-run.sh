@@ -7,6 +7,9 @@
 #   - a naming call, prctl(PR_SET_VMA_ANON_NAME) on one of 64 pages in
 #     turn (20,000 calls): the kernel's answer without (EINVAL where the
 #     kernel cannot name), the supervisor's round trip with;
+#   - a thread's creation and end, pthread_create() + pthread_join()
+#     (2,000 a round): glibc makes threads with clone3, which the filter
+#     sends to the supervisor (it cannot read clone3's flags itself);
 #   - the start of a Go program (tests/names-run: its runtime names ~40
 #     ranges before main), from exec to exit, 20 starts a round;
 #   - the seccomp filter on every other system call, in CPU time (which
@@ -31,6 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/calls.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -41,6 +45,11 @@ cat >"$tmp/calls.c" <<'C'
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 #include <fcntl.h>
+#include <pthread.h>
+static void *nothing(void *arg)
+{
+	return arg;
+}
 static double now(clockid_t clock)
 {
 	struct timespec t;
@@ -50,14 +59,15 @@ static double now(clockid_t clock)
 }
 /*
  * "name N": wall nanoseconds per naming call (the round trip to the
- * supervisor); "getppid N", "read N" (64 bytes of /dev/zero): CPU
+ * supervisor); "thread N": per pthread_create() + pthread_join(); "getppid N", "read N" (64 bytes of /dev/zero): CPU
  * nanoseconds per call, which other processes' load does not inflate.
  */
 int main(int argc, char **argv)
 {
 	long n = atol(argv[2]), i, page = sysconf(_SC_PAGESIZE);
 	char *p = mmap(NULL, 64 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	clockid_t clock = argv[1][0] == 'n' ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
+	clockid_t clock = strchr("nt", argv[1][0]) ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
+	pthread_t t;
 	int fd = open("/dev/zero", O_RDONLY);
 	double t0 = now(clock);
 
@@ -65,7 +75,10 @@ int main(int argc, char **argv)
 		if (argv[1][0] == 'n')
 			syscall(SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME, p + i % 64 * page, page,
 				i % 2 ? "bench-odd" : "bench-even");
-		else if (argv[1][0] == 'g')
+		else if (argv[1][0] == 't') {
+			if (pthread_create(&t, NULL, nothing, NULL) || pthread_join(t, NULL))
+				return 1;
+		} else if (argv[1][0] == 'g')
 			syscall(SYS_getppid);
 		else if (read(fd, p, 64) != 64)
 			return 1;
@@ -74,7 +87,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cc -O2 -o "$tmp/calls" "$tmp/calls.c"
+cc -O2 -pthread -o "$tmp/calls" "$tmp/calls.c"
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b / a }'; }
@@ -97,6 +110,7 @@ fi
 
 : >"$tmp/name-plain"; : >"$tmp/name-sv"; : >"$tmp/sys-plain"; : >"$tmp/sys-sv"
 : >"$tmp/read-plain"; : >"$tmp/read-sv"; : >"$tmp/find-plain"; : >"$tmp/find-sv"
+: >"$tmp/thread-plain"; : >"$tmp/thread-sv"
 # CPU seconds (user + system) of "$@", by GNU time.
 cpu() { /usr/bin/time -f '%U %S' -o "$tmp/time" "$@" >/dev/null 2>&1 || true; awk '{ print $1 + $2 }' "$tmp/time"; }
 have_time=0
@@ -106,6 +120,8 @@ r=0
 while [ $r -lt "$rounds" ]; do
 	"$tmp/calls" name 20000 >>"$tmp/name-plain"
 	"$mmkit" run --names "$tmp/calls" name 20000 >>"$tmp/name-sv"
+	"$tmp/calls" thread 2000 >>"$tmp/thread-plain"
+	"$mmkit" run --names --no-glibc-names "$tmp/calls" thread 2000 >>"$tmp/thread-sv"
 	"$tmp/calls" getppid 5000000 >>"$tmp/sys-plain"
 	"$mmkit" run --names "$tmp/calls" getppid 5000000 >>"$tmp/sys-sv"
 	"$tmp/calls" read 5000000 >>"$tmp/read-plain"
@@ -126,6 +142,8 @@ echo "# $("$mmkit" probe | grep '^names')"
 printf '%-34s %14s %14s %8s\n' "row (median of $rounds rounds)" "without" "--names" "ratio"
 a=$(median <"$tmp/name-plain"); b=$(median <"$tmp/name-sv")
 printf '%-34s %11s ns %11s ns %8s\n' "naming call" "$a" "$b" "$(ratio "$a" "$b")"
+a=$(median <"$tmp/thread-plain"); b=$(median <"$tmp/thread-sv")
+printf '%-34s %11s ns %11s ns %8s\n' "pthread_create + join" "$a" "$b" "$(ratio "$a" "$b")"
 a=$(median <"$tmp/sys-plain"); b=$(median <"$tmp/sys-sv")
 printf '%-34s %7s CPU ns %7s CPU ns %8s\n' "getppid() (filter, no naming)" "$a" "$b" "$(ratio "$a" "$b")"
 a=$(median <"$tmp/read-plain"); b=$(median <"$tmp/read-sv")

@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -81,6 +82,7 @@ struct proc {
 	int target_fd;		/* the registry's number in the process, -1: not installed */
 	dev_t dev;		/* the file installed there */
 	ino_t ino;
+	int forked;		/* made a process since its last naming call: its registry is shared */
 	struct mmkit__registry reg;
 };
 
@@ -94,37 +96,74 @@ static struct {
 } sv = { .listener = -1, .sweep_at = 64, .max_entries = 65530 };
 
 #ifdef NATIVE_ARCH
+/* Where a jump of the filter goes, resolved by filter_install(). */
+enum target { NEXT, ALLOW, NOTIFY, PRCTL };
+
+struct insn {
+	struct sock_filter f;
+	enum target jt, jf;
+	int label;		/* PRCTL, NOTIFY or ALLOW: this instruction is that target */
+};
+
+#define LD(off)			{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off)), NEXT, NEXT, NEXT }
+#define JEQ(k, t, f)		{ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), 0, 0), t, f, NEXT }
+#define ARG_LO(i)		(offsetof(struct seccomp_data, args[i]))
+/* Little endian (x86-64, arm64): the low half of an argument comes first. */
+#define ARG_HI(i)		(offsetof(struct seccomp_data, args[i]) + 4)
+
 /*
- * Installs the filter, returning its listener or -errno: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) of this
- * architecture to user notification, everything else allowed.  prctl's
- * option is an int (the kernel looks at the low 32 bits only), its
- * PR_SET_VMA_ANON_NAME an unsigned long (all 64).  Calls of another ABI
- * (32-bit programs) are allowed: the kernel answers them itself.
+ * Installs the filter, returning its listener or -errno.  To user
+ * notification: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) of this
+ * architecture, and the calls that make a process (fork, vfork, clone
+ * without CLONE_THREAD, clone3, whose flags are in memory), which the
+ * supervisor lets go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) after noting
+ * that the process's registry is now shared with a child.  Everything else
+ * is allowed by the filter itself; its verdict depends on the call number
+ * alone, which Linux 5.11+ caches.  prctl's option is an int (the kernel
+ * reads the low 32 bits only), PR_SET_VMA_ANON_NAME an unsigned long (all
+ * 64).  Calls of another ABI (32-bit programs) are allowed: the kernel
+ * answers them itself.
  */
 static int filter_install(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 7),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 5),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_VMA, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_VMA_ANON_NAME, 0, 1),
-		BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	struct insn p[] = {
+		LD(offsetof(struct seccomp_data, arch)),
+		JEQ(NATIVE_ARCH, NEXT, ALLOW),
+		LD(offsetof(struct seccomp_data, nr)),
+		JEQ(__NR_prctl, PRCTL, NEXT),
+		JEQ(__NR_clone3, NOTIFY, NEXT),
+#ifdef __NR_fork
+		JEQ(__NR_fork, NOTIFY, NEXT),
+		JEQ(__NR_vfork, NOTIFY, NEXT),
+#endif
+		JEQ(__NR_clone, NEXT, ALLOW),
+		LD(ARG_LO(0)),
+		{ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 0), ALLOW, NOTIFY, NEXT },
+		{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)), NEXT, NEXT, PRCTL },
+		JEQ(PR_SET_VMA, NEXT, ALLOW),
+		LD(ARG_LO(1)),
+		JEQ(PR_SET_VMA_ANON_NAME, NEXT, ALLOW),
+		LD(ARG_HI(1)),
+		JEQ(0, NEXT, ALLOW),
+		{ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF), NEXT, NEXT, NOTIFY },
+		{ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), NEXT, NEXT, ALLOW },
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-	int listener;
+	enum { N = sizeof(p) / sizeof(p[0]) };
+	struct sock_filter f[N];
+	struct sock_fprog prog = { N, f };
+	int at[PRCTL + 1] = { 0 }, listener, i;
 
+	for (i = 0; i < N; i++)
+		at[p[i].label] = i;
+	for (i = 0; i < N; i++) {
+		f[i] = p[i].f;
+		if (p[i].jt != NEXT)
+			f[i].jt = (unsigned char)(at[p[i].jt] - i - 1);
+		if (p[i].jf != NEXT)
+			f[i].jf = (unsigned char)(at[p[i].jf] - i - 1);
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
-	/* Little endian (x86-64, arm64): the low half of an argument comes first. */
 	listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
 				SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	return listener < 0 ? -errno : listener;
@@ -405,7 +444,49 @@ static void proc_install(struct proc *p, uint64_t id)
 	p->ino = st.st_ino;
 }
 
-/* Handles one notification: a naming call of the program. */
+/*
+ * A process that made a child since it last named gets a registry of its
+ * own again, a copy, installed over the one it shares with the child
+ * (proc_install()): the child keeps that one, the names as they were at
+ * fork, as the kernel copies them.
+ */
+static void proc_unshare(struct proc *p)
+{
+	struct mmkit__registry fresh = MMKIT__REGISTRY_INIT;
+
+	if (!p->forked)
+		return;
+	p->forked = 0;
+	if (mmkit__registry_fill(&fresh, p->reg.t.e, p->reg.t.n)) {
+		mmkit__registry_release(&fresh);
+		return;
+	}
+	mmkit__registry_release(&p->reg);
+	p->reg = fresh;
+}
+
+/*
+ * A call that makes a process: notes that the caller's registry is about
+ * to be shared, then lets the kernel run it.  clone3's flags are read
+ * from its argument: a thread shares everything anyway.
+ */
+static void forking(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	uint64_t flags = 0;
+	struct iovec local = { &flags, sizeof(flags) };
+	struct iovec remote = { (void *)(uintptr_t)req->data.args[0], sizeof(flags) };
+	pid_t ppid, tgid = tgid_of(req->pid, &ppid);
+	struct proc *p = tgid > 0 ? proc_find(tgid) : NULL;
+
+	if (p && (req->data.nr != __NR_clone3 ||
+		  process_vm_readv(req->pid, &local, 1, &remote, 1, 0) != sizeof(flags) ||
+		  !(flags & CLONE_THREAD)))
+		p->forked = 1;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+/* Handles one notification: a naming call of the program, or a fork. */
 static void notification(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
 	char name[MMKIT_NAME_MAX];
@@ -415,6 +496,10 @@ static void notification(struct seccomp_notif *req, struct seccomp_notif_resp *r
 
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
+	if (req->data.nr != __NR_prctl) {
+		forking(req, resp);
+		return;
+	}
 	if (uname)
 		ret = name_read(req->pid, uname, name);
 	/* The thread may have died and its number be reused while we read: check after. */
@@ -430,6 +515,8 @@ static void notification(struct seccomp_notif *req, struct seccomp_notif_resp *r
 		 * ENOMEM past vm.max_map_count VMAs: so many names are refused
 		 * here too, which bounds the registry of a hostile program.
 		 */
+		if (p)
+			proc_unshare(p);
 		if (!p || p->reg.t.n + 2 > sv.max_entries)
 			ret = -ENOMEM;
 		else

@@ -6,8 +6,8 @@
  * CONFIG_ANON_VMA_NAME answers (0, EINVAL for bad names and an unaligned
  * start, ENOMEM for a hole after naming what is mapped, EBADF for a file,
  * EFAULT for a name it cannot read), from 8 threads at once, in a child it
- * forks (which inherits its names) and in one that executes a program
- * (which drops them).  The checker reads the names of each process with
+ * forks (which inherits its names as they were at fork) and in one that
+ * executes a program (which drops them).  The checker reads the names of each process with
  * mmkit_regions(), from outside, page by page.
  *
  * Where the kernel names VMAs, the target runs twice, alone and under
@@ -221,20 +221,26 @@ static int target(const char *self)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 
-	/* fork: the child inherits a's names, names c[0]; the parent names c[1] after. */
+	/*
+	 * fork: the child inherits a's names; the parent names c[1] after
+	 * the fork, before the child names c[0]: the child must not get it.
+	 */
 	if (pipe(go) || pipe(back) || pipe(ex))
 		return T_EXIT_FAIL;
 	child = fork();
 	if (!child) {
+		if (read(go[0], xbuf, 1) != 1)
+			_exit(1);
 		EXPECT(name(c, page, "child"), 0);
 		if (write(back[1], failed ? "f" : "k", 1) != 1)
 			_exit(1);
 		pause();
 		_exit(0);
 	}
-	if (child < 0 || read(back[0], xbuf, 1) != 1 || xbuf[0] != 'k')
-		return T_EXIT_FAIL;
 	EXPECT(name(c + page, page, "parent-after"), 0);
+	if (child < 0 || write(go[1], "g", 1) != 1 || read(back[0], xbuf, 1) != 1 ||
+	    xbuf[0] != 'k')
+		return T_EXIT_FAIL;
 
 	/* exec: a child that named a page before executes; only its later name shows. */
 	execd = fork();
