@@ -27,27 +27,29 @@ static int kernel_ret;		/* prctl's answer: 0 if the kernel names VMAs */
 static int kernel_mmap_ret;	/* non-zero if no page could be mapped to ask */
 
 /*
- * 0 if /proc/self/maps shows the page at @p named "mmkit-probe": prctl's
- * 0 came from the kernel, not from a seccomp supervisor (mmkit run
- * --names) that keeps names where this process's readers would not look.
+ * -ENOSYS if /proc/self/maps shows the page at @p without the name
+ * "mmkit-probe": prctl's 0 came from a seccomp supervisor (mmkit run
+ * --names), which keeps names where this process's readers would not
+ * look, not from the kernel.  0 otherwise, also when maps cannot be read:
+ * a passing failure must not be taken for a kernel that cannot name.
  */
 static int kernel_probe_named(void *p)
 {
 	struct mmkit__lines maps;
 	const char *line, *eol;
 	struct mmkit__vma v;
-	int ret = mmkit__lines_open(&maps, AT_FDCWD, "/proc/self/maps"), named = 0;
+	int named = 1;
 
-	if (ret)
-		return ret;
-	while ((ret = mmkit__lines_next(&maps, &line, &eol)) == 1) {
+	if (mmkit__lines_open(&maps, AT_FDCWD, "/proc/self/maps"))
+		return 0;
+	while (mmkit__lines_next(&maps, &line, &eol) == 1) {
 		if (mmkit__vma_parse(line, eol, &v) || v.start != (uintptr_t)p)
 			continue;
 		named = mmkit__vma_path_is(&v, "[anon:mmkit-probe]");
 		break;
 	}
 	mmkit__lines_close(&maps);
-	return ret < 0 ? ret : named ? 0 : -ENOSYS;
+	return named ? 0 : -ENOSYS;
 }
 
 static void kernel_probe(void)
