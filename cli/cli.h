@@ -33,6 +33,14 @@ int cmd_run(const struct cli_args *a);
  * program is to run as without --names.
  */
 int cli_names_run(char **argv);
+/*
+ * names-supervise.c, for names-run.c: makes ready to answer the program's
+ * calls sent to @listener (0, or -errno), and answers @req in @resp.
+ */
+struct seccomp_notif;
+struct seccomp_notif_resp;
+int cli_names_supervisor(int listener);
+void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp);
 
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
