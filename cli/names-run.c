@@ -310,7 +310,7 @@ int cli_names_run(char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	if (write(sp[0], "", 1) != 1) {
+	if (send(sp[0], "", 1, MSG_NOSIGNAL) != 1) {
 		cli_error("run: --names: the program did not wait for its supervisor: %s",
 			  strerror(errno));
 		return CLI_EXIT_FAIL;
