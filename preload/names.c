@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ static struct {
 	int (*pthread_create)(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg);
 	int glibc;		/* the next malloc is glibc's: its chunks can be read */
+	int heap_max_unknown;	/* glibc.malloc.hugetlb may change HEAP_MAX: arenas not named */
 	int off;		/* glibc 2.39+ names itself, or EINVAL: no more naming */
 	int state;		/* 0: not set up, 1: being set up, 2: set up */
 } next;
@@ -83,6 +85,7 @@ static int glibc_names_itself(void)
  */
 static void setup(void)
 {
+	const char *tunables;
 	int idle = 0;
 
 	if (__atomic_load_n(&next.state, __ATOMIC_ACQUIRE) == 2 ||
@@ -100,6 +103,8 @@ static void setup(void)
 	    !next.aligned_alloc || !next.posix_memalign || !next.pthread_create)
 		shim_die("names", "dlsym", NULL, "the next allocator or pthread_create is missing");
 	next.glibc = next.malloc == (void *)__libc_malloc;
+	tunables = secure_getenv("GLIBC_TUNABLES");
+	next.heap_max_unknown = tunables && strstr(tunables, "glibc.malloc.hugetlb");
 	next.off = glibc_names_itself();
 	__atomic_store_n(&next.state, 2, __ATOMIC_RELEASE);
 }
@@ -155,7 +160,7 @@ static void *decorate(void *p)
 	if (head & CHUNK_MMAPPED) {
 		prev = ((const size_t *)chunk)[0];
 		set_name(chunk - prev, prev + (head & ~CHUNK_FLAGS), " glibc: malloc");
-	} else if (head & CHUNK_NON_MAIN_ARENA) {
+	} else if ((head & CHUNK_NON_MAIN_ARENA) && !next.heap_max_unknown) {
 		heap_seen(chunk & ~(uintptr_t)(HEAP_MAX - 1));
 	}
 	return p;
