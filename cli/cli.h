@@ -45,6 +45,22 @@ void cli_read_command(int procfd, char *command, size_t len);
  */
 int cli_secret_fds(int procfd, unsigned long long *fds, unsigned long long *bytes);
 
+/*
+ * mmkit run --names (names-supervise.c): runs the program @argv as a child,
+ * answering its prctl(PR_SET_VMA_ANON_NAME) calls, and returns the exit
+ * code (the program's); -1 if the kernel names VMAs itself, and the
+ * program is to run as without --names.
+ */
+int cli_names_run(char **argv);
+/*
+ * names-supervise.c, for names-run.c: makes ready to answer the program's
+ * calls sent to @listener (0, or -errno), and answers @req in @resp.
+ */
+struct seccomp_notif;
+struct seccomp_notif_resp;
+int cli_names_supervisor(int listener);
+void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp);
+
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

@@ -91,7 +91,7 @@ _mmkit()
 			fi
 			words="--secret-heap --secret-heap=sodium --secret-heap=openssl
 				--secret-heap=sodium,openssl --secret-heap=openssl-or-malloc
-				--perturb --perturb= --stats --help -h" ;;
+				--perturb --perturb= --stats --names --no-glibc-names --help -h" ;;
 		esac
 	fi
 	COMPREPLY=($(compgen -W "$words" -- "$cur"))

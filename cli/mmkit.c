@@ -88,7 +88,7 @@ static const struct command commands[] = {
 	  "  ARGS          the benchmark's own options: mmkit bench NAME --help\n",
 	  1, INT_MAX, PASSES_REST, cmd_bench },
 	{ "run", "[OPTIONS] [--] PROGRAM [ARGS...]",
-	  "run an unmodified program with its secret heap or its malloc on mmkit",
+	  "run an unmodified program with its secret heap, its malloc or its names on mmkit",
 	  "  --secret-heap=HEAPS\n"
 	  "                sodium (libsodium's sodium_malloc), openssl (OpenSSL's secure\n"
 	  "                heap) or sodium,openssl: on secret memory (memfd_secret, or\n"
@@ -100,6 +100,13 @@ static const struct command commands[] = {
 	  "                as BYTE^0xff, freed memory as BYTE; large blocks are\n"
 	  "                reference pages, paid for only when touched\n"
 	  "  --stats       each shim prints one line of statistics on stderr at exit\n"
+	  "  --names       keeps the names PROGRAM gives its memory (prctl\n"
+	  "                PR_SET_VMA_ANON_NAME: Go 1.25+, glibc 2.39+) where the kernel\n"
+	  "                drops them, for mmkit maps; PROGRAM runs as a child of mmkit\n"
+	  "                under a seccomp filter; on glibc < 2.39 also names what glibc\n"
+	  "                2.39 names (libmmkit-names.so)\n"
+	  "  --no-glibc-names\n"
+	  "                with --names: not glibc's names, only the program's own\n"
 	  "  PROGRAM       runs in place of mmkit (found in PATH): the exit status is\n"
 	  "                its own, or 127 if not found, 126 if it cannot be run\n"
 	  "  An option's value follows it after = or as the next word: --perturb 85.\n",

@@ -11,6 +11,7 @@
  * beside this binary (a build tree) or in the installed PRELOADDIR.
  */
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ struct run_opts {
 	int openssl_or_malloc;
 	int perturb;		/* MALLOC_PERTURB_ byte, 0: none */
 	int stats;
+	int names;		/* --names */
+	int no_glibc_names;	/* --no-glibc-names */
 };
 
 /* "sodium", "openssl" (or "openssl-or-malloc") or both, comma-separated, each once. */
@@ -106,6 +109,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			return -1;
 		} else if (!strcmp(arg, "--stats")) {
 			o->stats = 1;
+		} else if (!strcmp(arg, "--names")) {
+			o->names = 1;
+		} else if (!strcmp(arg, "--no-glibc-names")) {
+			o->no_glibc_names = 1;
 		} else {
 			cli_error("run: unknown option '%s' (mmkit run --help: its usage)", arg);
 			return -1;
@@ -167,6 +174,31 @@ static int add_shim(char *buf, size_t len, size_t *used, const char *name)
 	return add_preload(buf, len, used, path);
 }
 
+/* glibc 2.39 and later name their memory when the tunable glibc.mem.decorate_maps is 1. */
+static int glibc_names_itself(void)
+{
+	int major = 0, minor = 0;
+
+	return sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 &&
+	       (major > 2 || (major == 2 && minor >= 39));
+}
+
+/* GLIBC_TUNABLES with glibc.mem.decorate_maps=1 added to what the caller set. */
+static int set_decorate_maps(void)
+{
+	const char *old = getenv("GLIBC_TUNABLES");
+	char buf[4096];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "%s%sglibc.mem.decorate_maps=1", old ? old : "",
+		     old && *old ? ":" : "");
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		cli_error("run: GLIBC_TUNABLES would be too long");
+		return -1;
+	}
+	return set_var("GLIBC_TUNABLES", buf);
+}
+
 /* LD_PRELOAD: the shims first, then what the caller had preloaded. */
 static int set_preload(const struct run_opts *o)
 {
@@ -179,6 +211,10 @@ static int set_preload(const struct run_opts *o)
 			return -1;
 	if (o->perturb && add_shim(preload, sizeof(preload), &used, "perturb"))
 		return -1;
+	/* After perturb: its malloc comes first, and the names shim leaves its blocks alone. */
+	if (o->names && !o->no_glibc_names && !glibc_names_itself() &&
+	    add_shim(preload, sizeof(preload), &used, "names"))
+		return -1;
 	if (old && *old && add_preload(preload, sizeof(preload), &used, old))
 		return -1;
 	return set_var("LD_PRELOAD", preload);
@@ -186,7 +222,7 @@ static int set_preload(const struct run_opts *o)
 
 int cmd_run(const struct cli_args *a)
 {
-	struct run_opts o = { { 0 }, 0, 0, 0 };
+	struct run_opts o = { { 0 }, 0, 0, 0, 0, 0 };
 	char byte[4];
 	int prog, i, err, any = 0;
 
@@ -195,15 +231,23 @@ int cmd_run(const struct cli_args *a)
 		return CLI_EXIT_USAGE;
 	for (i = 0; i < (int)NHEAPS; i++)
 		any |= o.heap[i];
-	if (!any && !o.perturb) {
-		cli_error("run: nothing to run on: give --secret-heap=sodium|openssl or --perturb=BYTE");
+	if (o.no_glibc_names && !o.names) {
+		cli_error("run: --no-glibc-names goes with --names");
+		return CLI_EXIT_USAGE;
+	}
+	if (!any && !o.perturb && !o.names) {
+		cli_error("run: nothing to run on: give --secret-heap=sodium|openssl, --perturb=BYTE "
+			  "or --names");
 		return CLI_EXIT_USAGE;
 	}
 	snprintf(byte, sizeof(byte), "%d", o.perturb);
 	if (set_preload(&o) || (o.perturb && set_var("MALLOC_PERTURB_", byte)) ||
 	    (o.openssl_or_malloc && set_var("MMKIT_OPENSSL_FALLBACK", "malloc")) ||
-	    (o.stats && set_var("MMKIT_STATS", "1")))
+	    (o.stats && set_var("MMKIT_STATS", "1")) ||
+	    (o.names && !o.no_glibc_names && glibc_names_itself() && set_decorate_maps()))
 		return CLI_EXIT_FAIL;
+	if (o.names && (err = cli_names_run(a->operand + prog)) >= 0)
+		return err;
 	execvp(a->operand[prog], a->operand + prog);
 	err = errno;
 	cli_error("run: %s: %s", a->operand[prog], strerror(err));

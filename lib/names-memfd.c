@@ -44,21 +44,6 @@
 
 #include "names.h"
 
-static struct {
-	int fd;				/* -1 until the first name is stored */
-	struct mmkit__registry_header *hdr;	/* the memfd, mapped MAP_SHARED: only written */
-	size_t cap;			/* entries each area of the memfd holds */
-	dev_t dev;			/* the file fd must still refer to */
-	ino_t ino;
-	uint32_t seq;			/* the live entries' seq, even */
-	uint32_t snap_seq;		/* the snapshot's seq, even */
-	uint32_t snap_of;		/* the live seq the snapshot is a copy of */
-	size_t snap_from, snap_to;	/* entries changed since the snapshot */
-	size_t snap_faulted;		/* entries of the snapshot area faulted in */
-	uint64_t snap_made;		/* when the snapshot was made (ns) */
-	int64_t snap_budget;		/* ns that snapshots may take now */
-	uint64_t snap_budget_at;	/* when snap_budget was counted (ns), 0: never */
-} memfd = { .fd = -1 };
 
 /* Where area @area (0: live, 1: snapshot) begins in a memfd of @cap entries per area. */
 static size_t area_offset(size_t cap, int area)
@@ -66,9 +51,9 @@ static size_t area_offset(size_t cap, int area)
 	return sizeof(struct mmkit__registry_header) + area * cap * sizeof(struct mmkit__name_range);
 }
 
-static struct mmkit__name_range *area_entries(int area)
+static struct mmkit__name_range *area_entries(struct mmkit__names_memfd *m, int area)
 {
-	return (struct mmkit__name_range *)((char *)memfd.hdr + area_offset(memfd.cap, area));
+	return (struct mmkit__name_range *)((char *)m->hdr + area_offset(m->cap, area));
 }
 
 /*
@@ -81,8 +66,9 @@ static struct mmkit__name_range *area_entries(int area)
  * read by readers, who check it.  The magic goes last, so a reader never
  * takes a file half made for a registry.
  */
-static int registry_create(const struct mmkit__name_table *t, size_t cap, int *fd,
-			   struct mmkit__registry_header **hdr, struct stat *st)
+static int registry_create(struct mmkit__names_memfd *m, const struct mmkit__name_table *t,
+			   size_t cap, int *fd, struct mmkit__registry_header **hdr,
+			   struct stat *st)
 {
 	size_t size = area_offset(cap, 2);
 	struct mmkit__registry_header *h;
@@ -115,11 +101,11 @@ static int registry_create(const struct mmkit__name_table *t, size_t cap, int *f
 	h = p;
 	h->version = MMKIT__REGISTRY_VERSION;
 	h->cap = (uint32_t)cap;
-	h->seq = memfd.seq;
+	h->seq = m->seq;
 	h->count = (uint32_t)t->n;
-	h->snap_seq = memfd.snap_seq;
+	h->snap_seq = m->snap_seq;
 	/* Older than any seq this file shows: no reader takes this empty snapshot. */
-	h->snap_of = memfd.seq - 2;
+	h->snap_of = m->seq - 2;
 	if (t->n)
 		memcpy((char *)h + area_offset(cap, 0), t->e, t->n * sizeof(*t->e));
 	__atomic_store_n(&h->magic, MMKIT__REGISTRY_MAGIC, __ATOMIC_RELEASE);
@@ -128,18 +114,18 @@ static int registry_create(const struct mmkit__name_table *t, size_t cap, int *f
 }
 
 /*
- * 1 if memfd.fd is still the registry's memfd, 0 if not (a program that
+ * 1 if m->fd is still the registry's memfd, 0 if not (a program that
  * closes descriptors it does not know, closefrom, may have reused the
  * number), -errno if fstat fails otherwise: then it is still ours.
  */
-static int registry_fd_ours(void)
+static int registry_fd_ours(struct mmkit__names_memfd *m)
 {
 	struct stat st;
-	int ret = sys_fstat(memfd.fd, &st);
+	int ret = sys_fstat(m->fd, &st);
 
 	if (ret == -EBADF)
 		return 0;
-	return ret ? ret : st.st_dev == memfd.dev && st.st_ino == memfd.ino;
+	return ret ? ret : st.st_dev == m->dev && st.st_ino == m->ino;
 }
 
 /*
@@ -149,94 +135,109 @@ static int registry_fd_ours(void)
  * failure the old one stays, unless @drop: then there is none (a child
  * after fork must not write its parent's).
  */
-static int registry_move(const struct mmkit__name_table *t, size_t cap, int drop)
+static int registry_move(struct mmkit__names_memfd *m, const struct mmkit__name_table *t,
+			 size_t cap, int drop)
 {
 	struct mmkit__registry_header *hdr = NULL;
-	int fd = -1, close_old = memfd.hdr && registry_fd_ours() == 1, ret;
+	int fd = -1, close_old = m->hdr && registry_fd_ours(m) == 1, ret;
 	struct stat st;
 
-	ret = registry_create(t, cap, &fd, &hdr, &st);
+	ret = registry_create(m, t, cap, &fd, &hdr, &st);
 	if (ret && !drop)
 		return ret;
-	if (memfd.hdr) {
-		sys_munmap(memfd.hdr, area_offset(memfd.cap, 2));
+	if (m->hdr) {
+		sys_munmap(m->hdr, area_offset(m->cap, 2));
 		if (close_old)
-			sys_close(memfd.fd);
+			sys_close(m->fd);
 	}
-	memfd.fd = -1;
-	memfd.hdr = NULL;
-	memfd.cap = 0;
+	m->fd = -1;
+	m->hdr = NULL;
+	m->cap = 0;
 	if (ret)
 		return ret;
-	memfd.fd = fd;
-	memfd.hdr = hdr;
-	memfd.cap = cap;
-	memfd.dev = st.st_dev;
-	memfd.ino = st.st_ino;
-	memfd.snap_of = memfd.seq - 2;
-	memfd.snap_from = 0;
-	memfd.snap_to = t->n;
-	memfd.snap_faulted = 0;
+	m->fd = fd;
+	m->hdr = hdr;
+	m->cap = cap;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	m->snap_of = m->seq - 2;
+	m->snap_from = 0;
+	m->snap_to = t->n;
+	m->snap_faulted = 0;
 	return 0;
 }
 
 /* In a child after fork: a memfd of its own showing @t, none if that fails. */
-void mmkit__names_memfd_fork(const struct mmkit__name_table *t)
+void mmkit__names_memfd_fork(struct mmkit__names_memfd *m, const struct mmkit__name_table *t)
 {
-	if (memfd.hdr)
-		registry_move(t, memfd.cap, 1);
+	if (m->hdr)
+		registry_move(m, t, m->cap, 1);
+}
+
+/* Unmaps and closes the memfd: a registry of a process that is gone. */
+void mmkit__names_memfd_release(struct mmkit__names_memfd *m)
+{
+	if (m->hdr) {
+		sys_munmap(m->hdr, area_offset(m->cap, 2));
+		sys_close(m->fd);
+	}
+	m->hdr = NULL;
+	m->fd = -1;
+	m->cap = 0;
 }
 
 /* Makes sure there is a usable memfd showing @t with room for @need entries per area. */
-int mmkit__names_memfd_ready(const struct mmkit__name_table *t, size_t need)
+int mmkit__names_memfd_ready(struct mmkit__names_memfd *m, const struct mmkit__name_table *t,
+			     size_t need)
 {
-	size_t cap = memfd.cap ? memfd.cap : 64;
+	size_t cap = m->cap ? m->cap : 64;
 	int ours = 0;
 
-	if (memfd.hdr) {
+	if (m->hdr) {
 		/* Closed by the application (and the number maybe reused): a new one. */
-		ours = registry_fd_ours();
+		ours = registry_fd_ours(m);
 		if (ours < 0)
 			return ours;
 	}
-	if (ours && need <= memfd.cap)
+	if (ours && need <= m->cap)
 		return 0;
 	while (cap < need)
 		cap *= 2;
-	return registry_move(t, cap, 0);
+	return registry_move(m, t, cap, 0);
 }
 
 /*
  * Shows entries [@first, @last) of @t (and its count) in the memfd's live
- * area, if there is a memfd.  Readers retry while seq is odd or changes
+ * area, if there is a m->  Readers retry while seq is odd or changes
  * under them.  The memfd is only written: what it holds is never read back.
  */
-void mmkit__names_memfd_publish(const struct mmkit__name_table *t, size_t first, size_t last)
+void mmkit__names_memfd_publish(struct mmkit__names_memfd *m, const struct mmkit__name_table *t,
+				size_t first, size_t last)
 {
-	uint32_t seq = memfd.seq + 1;
+	uint32_t seq = m->seq + 1;
 
-	if (!memfd.hdr)
+	if (!m->hdr)
 		return;
-	if (first < memfd.snap_from)
-		memfd.snap_from = first;
-	if (last > memfd.snap_to)
-		memfd.snap_to = last;
+	if (first < m->snap_from)
+		m->snap_from = first;
+	if (last > m->snap_to)
+		m->snap_to = last;
 
-	__atomic_store_n(&memfd.hdr->seq, seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->hdr->seq, seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (last > first)
-		memcpy(area_entries(0) + first, t->e + first, (last - first) * sizeof(*t->e));
-	__atomic_store_n(&memfd.hdr->count, (uint32_t)t->n, __ATOMIC_RELAXED);
-	memfd.seq = seq + 1;
-	__atomic_store_n(&memfd.hdr->seq, memfd.seq, __ATOMIC_RELEASE);
+		memcpy(area_entries(m, 0) + first, t->e + first, (last - first) * sizeof(*t->e));
+	__atomic_store_n(&m->hdr->count, (uint32_t)t->n, __ATOMIC_RELAXED);
+	m->seq = seq + 1;
+	__atomic_store_n(&m->hdr->seq, m->seq, __ATOMIC_RELEASE);
 }
 
 /* 1 if another process holds a lock on byte @at of the registry, else 0. */
-static int registry_locked(off_t at)
+static int registry_locked(struct mmkit__names_memfd *m, off_t at)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
 
-	return !sys_fcntl(memfd.fd, F_OFD_GETLK, (unsigned long)&fl) && fl.l_type != F_UNLCK;
+	return !sys_fcntl(m->fd, F_OFD_GETLK, (unsigned long)&fl) && fl.l_type != F_UNLCK;
 }
 
 /*
@@ -246,16 +247,16 @@ static int registry_locked(off_t at)
  * overdrew the budget for longer than a reader waits.  Best effort: where
  * MADV_POPULATE_WRITE is refused the copy faults the pages in itself.
  */
-static void snapshot_fault_in(size_t to)
+static void snapshot_fault_in(struct mmkit__names_memfd *m, size_t to)
 {
 	uintptr_t page = sys_page_size();
-	uintptr_t from = (uintptr_t)(area_entries(1) + memfd.snap_faulted) & ~(page - 1);
-	uintptr_t end = (uintptr_t)(area_entries(1) + to);
+	uintptr_t from = (uintptr_t)(area_entries(m, 1) + m->snap_faulted) & ~(page - 1);
+	uintptr_t end = (uintptr_t)(area_entries(m, 1) + to);
 
-	if (to <= memfd.snap_faulted)
+	if (to <= m->snap_faulted)
 		return;
 	sys_madvise((void *)from, end - from, MADV_POPULATE_WRITE);
-	memfd.snap_faulted = to;
+	m->snap_faulted = to;
 }
 
 /*
@@ -268,42 +269,42 @@ static void snapshot_fault_in(size_t to)
  * budget (names.h), whatever readers ask.  The writer never waits for a
  * reader.
  */
-void mmkit__names_memfd_snapshot(const struct mmkit__name_table *t)
+void mmkit__names_memfd_snapshot(struct mmkit__names_memfd *m, const struct mmkit__name_table *t)
 {
-	size_t to = memfd.snap_to < t->n ? memfd.snap_to : t->n;
+	size_t to = m->snap_to < t->n ? m->snap_to : t->n;
 	uint64_t t0, cpu;
 
 	/* Not asked, rationed, held, or the snapshot shows what the live area does. */
-	if (!memfd.hdr || memfd.snap_of == memfd.seq)
+	if (!m->hdr || m->snap_of == m->seq)
 		return;
 	t0 = sys_monotonic_ns();
-	if (!memfd.snap_budget_at)
-		memfd.snap_budget = MMKIT__REGISTRY_SNAP_BURST_NS;
+	if (!m->snap_budget_at)
+		m->snap_budget = MMKIT__REGISTRY_SNAP_BURST_NS;
 	else
-		memfd.snap_budget += (int64_t)(t0 - memfd.snap_budget_at) /
+		m->snap_budget += (int64_t)(t0 - m->snap_budget_at) /
 				     MMKIT__REGISTRY_SNAP_RATIO;
-	if (memfd.snap_budget > MMKIT__REGISTRY_SNAP_BURST_NS)
-		memfd.snap_budget = MMKIT__REGISTRY_SNAP_BURST_NS;
-	memfd.snap_budget_at = t0;
-	if (memfd.snap_budget <= 0 || !registry_locked(MMKIT__REGISTRY_LOCK_ASK) ||
-	    (t0 < memfd.snap_made + MMKIT__REGISTRY_SNAP_HOLD_NS &&
-	     registry_locked(MMKIT__REGISTRY_LOCK_READING)))
+	if (m->snap_budget > MMKIT__REGISTRY_SNAP_BURST_NS)
+		m->snap_budget = MMKIT__REGISTRY_SNAP_BURST_NS;
+	m->snap_budget_at = t0;
+	if (m->snap_budget <= 0 || !registry_locked(m, MMKIT__REGISTRY_LOCK_ASK) ||
+	    (t0 < m->snap_made + MMKIT__REGISTRY_SNAP_HOLD_NS &&
+	     registry_locked(m, MMKIT__REGISTRY_LOCK_READING)))
 		return;
-	snapshot_fault_in(to);
+	snapshot_fault_in(m, to);
 	cpu = sys_thread_cpu_ns();
-	__atomic_store_n(&memfd.hdr->snap_seq, memfd.snap_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->hdr->snap_seq, m->snap_seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (to > memfd.snap_from)
-		memcpy(area_entries(1) + memfd.snap_from, t->e + memfd.snap_from,
-		       (to - memfd.snap_from) * sizeof(*t->e));
-	__atomic_store_n(&memfd.hdr->snap_count, (uint32_t)t->n, __ATOMIC_RELAXED);
-	__atomic_store_n(&memfd.hdr->snap_of, memfd.seq, __ATOMIC_RELAXED);
-	memfd.snap_of = memfd.seq;
-	memfd.snap_from = t->n;
-	memfd.snap_to = 0;
-	memfd.snap_seq += 2;
-	__atomic_store_n(&memfd.hdr->snap_seq, memfd.snap_seq, __ATOMIC_RELEASE);
-	memfd.snap_made = sys_monotonic_ns();
+	if (to > m->snap_from)
+		memcpy(area_entries(m, 1) + m->snap_from, t->e + m->snap_from,
+		       (to - m->snap_from) * sizeof(*t->e));
+	__atomic_store_n(&m->hdr->snap_count, (uint32_t)t->n, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->hdr->snap_of, m->seq, __ATOMIC_RELAXED);
+	m->snap_of = m->seq;
+	m->snap_from = t->n;
+	m->snap_to = 0;
+	m->snap_seq += 2;
+	__atomic_store_n(&m->hdr->snap_seq, m->snap_seq, __ATOMIC_RELEASE);
+	m->snap_made = sys_monotonic_ns();
 	/* What it cost the writer: its CPU time, which other processes' load does not inflate. */
-	memfd.snap_budget -= (int64_t)(sys_thread_cpu_ns() - cpu);
+	m->snap_budget -= (int64_t)(sys_thread_cpu_ns() - cpu);
 }

@@ -617,6 +617,14 @@ static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range
 	return ret ? ret : got;
 }
 
+ssize_t mmkit__names_read_fd(int fd, size_t max, struct mmkit__name_range **out)
+{
+	struct read_budget b = { sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS, 0 };
+
+	*out = NULL;
+	return registry_read(fd, max < REGISTRY_MAX_ENTRIES ? max : REGISTRY_MAX_ENTRIES, &b, out);
+}
+
 ssize_t mmkit__names_read(pid_t pid, int procfd, struct mmkit__name_range **out,
 			  struct mmkit__names_stats *stats)
 {

@@ -7,10 +7,10 @@
  * writes.  Apart because they change for different reasons: that file is
  * the protocol its readers follow (seals, seq, snapshots), this one what
  * this process believes:
- *  - the names are in process-private memory (reg.t), which
+ *  - the names are in process-private memory (struct mmkit__registry's t), which
  *    mmkit_regions(0) copies; the memfd is never read back: nothing a peer
  *    does to the file can change them;
- *  - a mutex (reg.lock) serialises the writers (threads of this process),
+ *  - a mutex (its lock) serialises the writers (threads of this process),
  *    here and in names-memfd.c; the pthread_atfork() handlers here hold it
  *    across fork() and give the child a memfd of its own.
  *
@@ -39,6 +39,11 @@
  * mremap() moves memory without its name.  So: clear a name (name NULL)
  * before munmap().  The prctl path has none of these gaps: there the name
  * belongs to the VMA.
+ *
+ * The same code keeps the registries of other processes in a supervisor
+ * (mmkit run --names: cli/names-supervise.c), one struct mmkit__registry
+ * each, walking their VMAs in /proc/TID/maps while the naming thread waits
+ * for the answer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,16 +56,9 @@
 #include "names.h"
 #include "procfs.h"
 
-/* Registry size below which unmapped ranges are not looked for (registry_prune()). */
-#define PRUNE_MIN		64
-
-static struct {
-	pthread_mutex_t lock;
-	struct mmkit__name_table t;	/* the names: what the memfd shows is a copy */
-	size_t room;			/* entries t.e has room for */
-	size_t prune_at;		/* entries that make registry_prune() look */
-	int atfork_done;
-} reg = { .lock = PTHREAD_MUTEX_INITIALIZER, .prune_at = PRUNE_MIN };
+/* This process's registry, for mmkit_name(). */
+static struct mmkit__registry self = MMKIT__REGISTRY_INIT;
+static int atfork_done;
 
 /* A VMA of /proc/self/maps: whether the kernel would name it. */
 struct span {
@@ -218,11 +216,23 @@ struct vma_iter {
 	char name[PATH_MAX + 16];	/* PROCMAP_QUERY's name of the VMA */
 };
 
-static int vma_open(struct vma_iter *it, int after_kernel)
+/* The maps file of process @tid (0: this one) into @buf of @len bytes. */
+static void maps_path(pid_t tid, char *buf, size_t len)
 {
+	if (tid)
+		snprintf(buf, len, "/proc/%d/maps", (int)tid);
+	else
+		snprintf(buf, len, "/proc/self/maps");
+}
+
+static int vma_open(struct vma_iter *it, pid_t tid, int after_kernel)
+{
+	char path[64];
+
+	maps_path(tid, path, sizeof(path));
 	it->text = 0;
 	it->after_kernel = after_kernel;
-	return mmkit__lines_open(&it->maps, AT_FDCWD, "/proc/self/maps");
+	return mmkit__lines_open(&it->maps, AT_FDCWD, path);
 }
 
 /* The first VMA ending after @addr into @s: 1, or 0 if there is none.  @addr only rises. */
@@ -273,17 +283,19 @@ static int vma_next(struct vma_iter *it, uint64_t addr, struct span *s)
 	return ret;
 }
 
-/* All the VMAs of this process, for pruning the registry. */
-static ssize_t read_spans(struct span **out)
+/* All the VMAs of process @tid (0: this one), for pruning the registry. */
+static ssize_t read_spans(pid_t tid, struct span **out)
 {
 	struct mmkit__lines maps;
 	const char *line, *eol;
 	struct span *s = NULL, *bigger;
 	size_t n = 0, cap = 0;
 	struct mmkit__vma v;
+	char path[64];
 	int ret;
 
-	ret = mmkit__lines_open(&maps, AT_FDCWD, "/proc/self/maps");
+	maps_path(tid, path, sizeof(path));
+	ret = mmkit__lines_open(&maps, AT_FDCWD, path);
 	if (ret)
 		return ret;
 	while ((ret = mmkit__lines_next(&maps, &line, &eol)) == 1) {
@@ -313,70 +325,75 @@ static ssize_t read_spans(struct span **out)
 
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&reg.lock);
+	pthread_mutex_lock(&self.lock);
 }
 
 static void atfork_parent(void)
 {
-	pthread_mutex_unlock(&reg.lock);
+	pthread_mutex_unlock(&self.lock);
 }
 
 /* The child's writes must not reach the parent's registry: it gets its own copy. */
 static void atfork_child(void)
 {
-	mmkit__names_memfd_fork(&reg.t);
-	pthread_mutex_unlock(&reg.lock);
+	mmkit__names_memfd_fork(&self.memfd, &self.t);
+	pthread_mutex_unlock(&self.lock);
 }
 
-/* Registers the fork handlers, once: before the first memfd is made.  Lock held. */
-static int atfork_ready(void)
+/*
+ * Registers the fork handlers of this process's registry, once: before
+ * its first memfd is made.  Lock held.  A supervisor's registries are of
+ * other processes, which fork without it.
+ */
+static int atfork_ready(struct mmkit__registry *r)
 {
 	int ret;
 
-	if (reg.atfork_done)
+	if (r != &self || atfork_done)
 		return 0;
 	ret = pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	if (ret)
 		return -ret;
-	reg.atfork_done = 1;
+	atfork_done = 1;
 	return 0;
 }
 
-/* Makes sure reg.t has room for @need entries.  Lock held. */
-static int table_room(size_t need)
+/* Makes sure r->t has room for @need entries.  Lock held. */
+static int table_room(struct mmkit__registry *r, size_t need)
 {
 	struct mmkit__name_range *e;
-	size_t room = reg.room ? reg.room : 64;
+	size_t room = r->room ? r->room : 64;
 
-	if (need <= reg.room)
+	if (need <= r->room)
 		return 0;
 	while (room < need)
 		room *= 2;
-	e = mmkit__reallocarray(reg.t.e, room, sizeof(*e));
+	e = mmkit__reallocarray(r->t.e, room, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	reg.t.e = e;
-	reg.room = room;
+	r->t.e = e;
+	r->room = room;
 	return 0;
 }
 
 /* Names [start, end) @name (NULL: no name) in the registry.  Lock held. */
-static int registry_set(uint64_t start, uint64_t end, const char *name)
+static int registry_set(struct mmkit__registry *r, uint64_t start, uint64_t end,
+			const char *name)
 {
 	size_t first, last;
 	int ret;
 
-	if (!reg.t.n && !name)
+	if (!r->t.n && !name)
 		return 0;
-	ret = table_room(reg.t.n + 2);
+	ret = table_room(r, r->t.n + 2);
 	if (!ret)
-		ret = atfork_ready();
+		ret = atfork_ready(r);
 	if (!ret)
-		ret = mmkit__names_memfd_ready(&reg.t, reg.t.n + 2);
+		ret = mmkit__names_memfd_ready(&r->memfd, &r->t, r->t.n + 2);
 	if (ret)
 		return ret;
-	first = mmkit__ranges_set(reg.t.e, &reg.t.n, start, end, name, &last);
-	mmkit__names_memfd_publish(&reg.t, first, last);
+	first = mmkit__ranges_set(r->t.e, &r->t.n, start, end, name, &last);
+	mmkit__names_memfd_publish(&r->memfd, &r->t, first, last);
 	return 0;
 }
 
@@ -386,40 +403,43 @@ static int registry_set(uint64_t start, uint64_t end, const char *name)
  * process has VMAs, so it is not done on every call.  Best effort, lock
  * held: a failure only leaves stale entries, which readers ignore anyway.
  */
-static void registry_prune(void)
+static void registry_prune(struct mmkit__registry *r, pid_t tid)
 {
 	struct span *v = NULL;
-	size_t room = reg.t.n + 1;
+	size_t room = r->t.n + 1;
 	ssize_t nv;
 
-	if (reg.t.n < reg.prune_at)
+	if (r->t.n < r->prune_at)
 		return;
-	nv = read_spans(&v);
+	nv = read_spans(tid, &v);
 	if (nv < 0)
 		return;
 	room += (size_t)nv;
-	if (!table_clip(&reg.t, v, (size_t)nv)) {
-		reg.room = room;
-		reg.prune_at = 2 * reg.t.n > PRUNE_MIN ? 2 * reg.t.n : PRUNE_MIN;
-		mmkit__names_memfd_publish(&reg.t, 0, reg.t.n);
+	if (!table_clip(&r->t, v, (size_t)nv)) {
+		r->room = room;
+		r->prune_at = 2 * r->t.n > MMKIT__REGISTRY_PRUNE_MIN ? 2 * r->t.n :
+			      MMKIT__REGISTRY_PRUNE_MIN;
+		mmkit__names_memfd_publish(&r->memfd, &r->t, 0, r->t.n);
 	}
 	free(v);
 }
 
 /*
- * madvise_walk_vmas() over the registry.  Holes are skipped (-ENOMEM at
- * the end) and whatever name the registry had there is stale, so it goes;
- * a file stops the walk with -EBADF.  @after_kernel: see vma_nameable().
+ * madvise_walk_vmas() over registry @r of process @tid (0: this one).
+ * Holes are skipped (-ENOMEM at the end) and whatever name the registry
+ * had there is stale, so it goes; a file stops the walk with -EBADF.
+ * @after_kernel: see vma_nameable().
  */
-int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int after_kernel)
+static int registry_walk(struct mmkit__registry *r, pid_t tid, uint64_t start, uint64_t end,
+			 const char *name, int after_kernel)
 {
 	struct vma_iter it;
 	uint64_t cur = start, to;
 	int ret, found, unmapped = 0;
 	struct span s = { 0, 0, 0 };
 
-	pthread_mutex_lock(&reg.lock);
-	ret = vma_open(&it, after_kernel);
+	pthread_mutex_lock(&r->lock);
+	ret = vma_open(&it, tid, after_kernel);
 	while (!ret && cur < end) {
 		found = vma_next(&it, cur, &s);
 		if (found < 0) {
@@ -427,12 +447,12 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int aft
 			break;
 		}
 		if (!found || s.start >= end) {
-			ret = registry_set(cur, end, NULL);
+			ret = registry_set(r, cur, end, NULL);
 			unmapped = -ENOMEM;
 			break;
 		}
 		if (cur < s.start) {
-			ret = registry_set(cur, s.start, NULL);
+			ret = registry_set(r, cur, s.start, NULL);
 			unmapped = -ENOMEM;
 			cur = s.start;
 			if (ret)
@@ -445,7 +465,7 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int aft
 			break;
 		}
 		to = s.end < end ? s.end : end;
-		ret = registry_set(cur, to, name);
+		ret = registry_set(r, cur, to, name);
 		cur = to;
 	}
 	if (it.maps.fd >= 0)
@@ -455,10 +475,62 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int aft
 				    (unsigned long long)start, (unsigned long long)end);
 		ret = unmapped;
 	}
-	registry_prune();
-	mmkit__names_memfd_snapshot(&reg.t);
-	pthread_mutex_unlock(&reg.lock);
+	registry_prune(r, tid);
+	mmkit__names_memfd_snapshot(&r->memfd, &r->t);
+	pthread_mutex_unlock(&r->lock);
 	return ret;
+}
+
+int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int after_kernel)
+{
+	return registry_walk(&self, 0, start, end, name, after_kernel);
+}
+
+int mmkit__registry_name_of(struct mmkit__registry *r, pid_t tid, uint64_t start, uint64_t end,
+			    const char *name)
+{
+	return registry_walk(r, tid, start, end, name, 0);
+}
+
+int mmkit__registry_fill(struct mmkit__registry *r, const struct mmkit__name_range *e, size_t n)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = table_room(r, n + 2);
+	if (!ret) {
+		if (n)
+			memcpy(r->t.e, e, n * sizeof(*e));
+		r->t.n = n;
+		ret = mmkit__names_memfd_ready(&r->memfd, &r->t, n + 2);
+	}
+	if (!ret)
+		mmkit__names_memfd_publish(&r->memfd, &r->t, 0, n);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+int mmkit__registry_memfd(struct mmkit__registry *r, struct stat *st)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = table_room(r, r->t.n + 2);
+	if (!ret)
+		ret = mmkit__names_memfd_ready(&r->memfd, &r->t, r->t.n + 2);
+	if (!ret)
+		ret = sys_fstat(r->memfd.fd, st);
+	pthread_mutex_unlock(&r->lock);
+	return ret ? ret : r->memfd.fd;
+}
+
+void mmkit__registry_release(struct mmkit__registry *r)
+{
+	mmkit__names_memfd_release(&r->memfd);
+	free(r->t.e);
+	r->t.e = NULL;
+	r->t.n = 0;
+	r->room = 0;
 }
 
 ssize_t mmkit__registry_copy(struct mmkit__name_range **out)
@@ -466,16 +538,16 @@ ssize_t mmkit__registry_copy(struct mmkit__name_range **out)
 	struct mmkit__name_range *e = NULL;
 	ssize_t n;
 
-	pthread_mutex_lock(&reg.lock);
-	n = (ssize_t)reg.t.n;
+	pthread_mutex_lock(&self.lock);
+	n = (ssize_t)self.t.n;
 	if (n) {
-		e = mmkit__calloc(reg.t.n, sizeof(*e));
+		e = mmkit__calloc(self.t.n, sizeof(*e));
 		if (e)
-			memcpy(e, reg.t.e, reg.t.n * sizeof(*e));
+			memcpy(e, self.t.e, self.t.n * sizeof(*e));
 		else
 			n = -ENOMEM;
 	}
-	pthread_mutex_unlock(&reg.lock);
+	pthread_mutex_unlock(&self.lock);
 	*out = e;
 	return n;
 }

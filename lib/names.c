@@ -7,27 +7,56 @@
  * itself, and /proc/PID/maps shows [anon:NAME].  Whether it has is found out
  * once per process by naming a fresh page of our own: without the option
  * prctl_set_vma() is a stub, and EINVAL from that valid call on a valid
- * anonymous range can mean nothing else (any other failure is passing:
- * asked again next time).  uname() would say nothing about
+ * anonymous range can mean nothing else; a sandbox's EPERM or ENOSYS says
+ * as much (a passing failure, mmkit__passing(), is asked again next time).  uname() would say nothing about
  * the configuration.  Elsewhere (Debian's kernels) names go to a registry
  * other processes can read (names-registry.c), so that tools report memory
  * by name on any kernel.  The registry also names what the kernel refuses
  * to: reference pages of a file (memfd, refpage.ko; mmkit_refpage(3)).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "names.h"
+#include "procfs.h"
 
 /*
- * The kernel's answer, once it gave one: 0 if it names VMAs, -EINVAL if
- * it cannot.  A failure to ask (no page could be mapped, prctl failing
- * otherwise: out of memory) is not an answer and is not remembered.
+ * The kernel's answer, once it gave one: 0 if it names VMAs, else why it
+ * cannot (-EINVAL: no CONFIG_ANON_VMA_NAME; -ENOSYS: a supervisor answered;
+ * what a sandbox answers).  A passing failure to ask (no page could be
+ * mapped, prctl out of memory) is not an answer and is not remembered.
  * Racing first callers ask alike and store the same answer.
  */
 static int kernel_answer;
 static int kernel_known;
+
+/*
+ * -ENOSYS if /proc/self/maps shows the page at @p without the name
+ * "mmkit-probe": prctl's 0 came from a seccomp supervisor (mmkit run
+ * --names), which keeps names where this process's readers would not
+ * look, not from the kernel.  0 otherwise, also when maps cannot be read:
+ * a passing failure must not be taken for a kernel that cannot name.
+ */
+static int kernel_probe_named(void *p)
+{
+	struct mmkit__lines maps;
+	const char *line, *eol;
+	struct mmkit__vma v;
+	int named = 1;
+
+	if (mmkit__lines_open(&maps, AT_FDCWD, "/proc/self/maps"))
+		return 0;
+	while (mmkit__lines_next(&maps, &line, &eol) == 1) {
+		if (mmkit__vma_parse(line, eol, &v) || v.start != (uintptr_t)p)
+			continue;
+		named = mmkit__vma_path_is(&v, "[anon:mmkit-probe]");
+		break;
+	}
+	mmkit__lines_close(&maps);
+	return named ? 0 : -ENOSYS;
+}
 
 /* The answer, or the passing -errno of this try; *@mapped 0 if no page could be mapped to ask. */
 static int kernel_names(int *mapped)
@@ -47,8 +76,10 @@ static int kernel_names(int *mapped)
 	}
 	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, page,
 			(unsigned long)"mmkit-probe");
+	if (!ret)
+		ret = kernel_probe_named(p);
 	sys_munmap(p, page);
-	if (!ret || ret == -EINVAL) {
+	if (!mmkit__passing(ret)) {
 		__atomic_store_n(&kernel_answer, ret, __ATOMIC_RELAXED);
 		__atomic_store_n(&kernel_known, 1, __ATOMIC_RELEASE);
 	}
@@ -76,6 +107,10 @@ void mmkit__probe_names(struct mmkit_feature *f)
 	else if (ret == -EINVAL)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
 				   "prctl(PR_SET_VMA) returned EINVAL: kernel built without CONFIG_ANON_VMA_NAME; using the registry");
+	else if (ret == -ENOSYS)
+		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
+				   "prctl(PR_SET_VMA) answered 0 but /proc/self/maps shows no name "
+				   "(answered by a supervisor: mmkit run --names?); using the registry");
 	else
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
 				   "prctl(PR_SET_VMA) failed: %s; using the registry", strerror(-ret));
@@ -111,19 +146,20 @@ MMKIT_EXPORT int mmkit_name_valid(const char *name)
 }
 
 /* The checks of madvise_set_anon_name(), in its order. */
-static int name_range(void *addr, size_t len_in, uint64_t *start, uint64_t *end)
+static int name_range(uint64_t s, uint64_t len_in, uint64_t *start, uint64_t *end)
 {
-	size_t page = sys_page_size();
-	uintptr_t s = (uintptr_t)addr;
-	size_t len;
+	uint64_t page = sys_page_size();
+	uint64_t len;
 
 	if (s & (page - 1)) {
-		mmkit__error_detail(-EINVAL, "address %#lx is not page aligned", (unsigned long)s);
+		mmkit__error_detail(-EINVAL, "address %#llx is not page aligned",
+				    (unsigned long long)s);
 		return -EINVAL;
 	}
 	len = (len_in + page - 1) & ~(page - 1);
-	if ((len_in && !len) || s + len < s) {
-		mmkit__error_detail(-EINVAL, "length %zu from %#lx wraps", len_in, (unsigned long)s);
+	if ((len_in && !len) || s + len < s || s + len - 1 > UINTPTR_MAX) {
+		mmkit__error_detail(-EINVAL, "length %llu from %#llx wraps",
+				    (unsigned long long)len_in, (unsigned long long)s);
 		return -EINVAL;
 	}
 	*start = s;
@@ -131,20 +167,27 @@ static int name_range(void *addr, size_t len_in, uint64_t *start, uint64_t *end)
 	return 0;
 }
 
+int mmkit__name_check(uint64_t addr, uint64_t len, const char *name, uint64_t *start,
+		      uint64_t *end)
+{
+	/* The kernel copies and checks the name before it looks at the range. */
+	int ret = name_valid(name);
+
+	*start = *end = addr;
+	return ret ? ret : name_range(addr, len, start, end);
+}
+
 static int set_name(void *addr, size_t len, const char *name)
 {
 	uint64_t start, end;
 	int ret;
 
-	/* The kernel copies and checks the name before it looks at the range. */
-	ret = mmkit_name_valid(name);
-	if (!ret)
-		ret = name_range(addr, len, &start, &end);
+	ret = mmkit__name_check((uintptr_t)addr, len, name, &start, &end);
 	if (ret || start == end)
 		return ret;
 	/* Not knowing yet (no memory to ask): the name must not go where it would not count. */
 	ret = mmkit__kernel_names();
-	if (ret == -EINVAL)
+	if (ret && !mmkit__passing(ret))
 		return mmkit__registry_name(start, end, name, 0);
 	if (ret) {
 		mmkit__error_detail(ret, "cannot ask the kernel whether it names memory");

@@ -14,7 +14,9 @@
 #ifndef MMKIT_NAMES_H
 #define MMKIT_NAMES_H
 
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "internal.h"
 
@@ -82,12 +84,69 @@ struct mmkit__registry_header {
 #define MMKIT__REGISTRY_LOCK_READING	1
 #define MMKIT__REGISTRY_SNAP_HOLD_NS	MMKIT__REGISTRY_READ_DEADLINE_NS
 
+/* names-memfd.c's state of one registry memfd (only names-memfd.c uses the fields). */
+struct mmkit__names_memfd {
+	int fd;				/* -1 until the first name is stored */
+	struct mmkit__registry_header *hdr;	/* the memfd, mapped MAP_SHARED: only written */
+	size_t cap;			/* entries each area of the memfd holds */
+	dev_t dev;			/* the file fd must still refer to */
+	ino_t ino;
+	uint32_t seq;			/* the live entries' seq, even */
+	uint32_t snap_seq;		/* the snapshot's seq, even */
+	uint32_t snap_of;		/* the live seq the snapshot is a copy of */
+	size_t snap_from, snap_to;	/* entries changed since the snapshot */
+	size_t snap_faulted;		/* entries of the snapshot area faulted in */
+	uint64_t snap_made;		/* when the snapshot was made (ns) */
+	int64_t snap_budget;		/* ns that snapshots may take now */
+	uint64_t snap_budget_at;	/* when snap_budget was counted (ns), 0: never */
+};
+
+/*
+ * A registry (names-registry.c): the names of one process's memory, and the
+ * memfd showing them.  This process's own, for mmkit_name(); or, in a
+ * supervisor (mmkit run --names, cli/names-supervise.c), one per process it
+ * names for, whose VMAs it reads through /proc.
+ */
+struct mmkit__registry {
+	pthread_mutex_t lock;		/* serialises the writers */
+	struct mmkit__name_table t;	/* the names: what the memfd shows is a copy */
+	size_t room;			/* entries t.e has room for */
+	size_t prune_at;		/* entries that make registry_prune() look */
+	struct mmkit__names_memfd memfd;
+};
+
+/* Registry size below which unmapped ranges are not looked for (registry_prune()). */
+#define MMKIT__REGISTRY_PRUNE_MIN	64
+#define MMKIT__REGISTRY_INIT	{ .lock = PTHREAD_MUTEX_INITIALIZER, \
+				  .prune_at = MMKIT__REGISTRY_PRUNE_MIN, .memfd = { .fd = -1 } }
+
 /* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
 int mmkit__kernel_names(void);
+
+/*
+ * names.c: the checks prctl(PR_SET_VMA_ANON_NAME) makes of its arguments,
+ * in its order: @name (NULL: clear), then the range of @len bytes at @addr,
+ * into [*@start, *@end) (empty: nothing to do).  0 or -EINVAL, with the
+ * reason in mmkit_last_error().
+ */
+int mmkit__name_check(uint64_t addr, uint64_t len, const char *name, uint64_t *start,
+		      uint64_t *end);
 
 /* names-registry.c */
 /* Names [start, end) @name (NULL: no name) in this process's registry, like madvise_walk_vmas(). */
 int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int after_kernel);
+/*
+ * The same in registry @r of another process, whose VMAs are read from
+ * /proc/@tid/maps (a thread of it, stopped in its naming call).
+ */
+int mmkit__registry_name_of(struct mmkit__registry *r, pid_t tid, uint64_t start, uint64_t end,
+			    const char *name);
+/* Makes @r hold the @n entries @e (sorted, not overlapping) and a memfd showing them. */
+int mmkit__registry_fill(struct mmkit__registry *r, const struct mmkit__name_range *e, size_t n);
+/* The descriptor of @r's memfd, made if there is none yet; or -errno. */
+int mmkit__registry_memfd(struct mmkit__registry *r, struct stat *st);
+/* Frees @r's names and closes its memfd. */
+void mmkit__registry_release(struct mmkit__registry *r);
 /* A malloc'ed copy of this process's registry entries; how many, or -errno. */
 ssize_t mmkit__registry_copy(struct mmkit__name_range **out);
 /*
@@ -103,13 +162,17 @@ size_t mmkit__ranges_set(struct mmkit__name_range *e, size_t *n, uint64_t start,
  * with names-registry.c's lock held.
  */
 /* Makes sure there is a usable memfd showing @t, with room for @need entries. */
-int mmkit__names_memfd_ready(const struct mmkit__name_table *t, size_t need);
+int mmkit__names_memfd_ready(struct mmkit__names_memfd *m, const struct mmkit__name_table *t,
+			     size_t need);
 /* Shows entries [@first, @last) of @t, and its count, if there is a memfd. */
-void mmkit__names_memfd_publish(const struct mmkit__name_table *t, size_t first, size_t last);
+void mmkit__names_memfd_publish(struct mmkit__names_memfd *m, const struct mmkit__name_table *t,
+				size_t first, size_t last);
 /* Brings the snapshot up to date with @t if a reader asks and the ration allows. */
-void mmkit__names_memfd_snapshot(const struct mmkit__name_table *t);
+void mmkit__names_memfd_snapshot(struct mmkit__names_memfd *m, const struct mmkit__name_table *t);
 /* In a child after fork: a memfd of its own showing @t, or none. */
-void mmkit__names_memfd_fork(const struct mmkit__name_table *t);
+void mmkit__names_memfd_fork(struct mmkit__names_memfd *m, const struct mmkit__name_table *t);
+/* Unmaps and closes the memfd. */
+void mmkit__names_memfd_release(struct mmkit__names_memfd *m);
 
 /*
  * names-read.c: the registry of process @pid (0: this one), a malloc'ed
@@ -122,6 +185,12 @@ void mmkit__names_memfd_fork(const struct mmkit__name_table *t);
  * out: that process's memory is not trusted.
  */
 ssize_t mmkit__names_get(pid_t pid, int procfd, struct mmkit__name_range **out);
+
+/*
+ * The entries of the registry open at @fd (another process's: checked like
+ * any), a malloc'ed array in *@out; how many, -E2BIG past @max, or -errno.
+ */
+ssize_t mmkit__names_read_fd(int fd, size_t max, struct mmkit__name_range **out);
 
 /* What mmkit__names_read() met in another process's descriptors. */
 struct mmkit__names_stats {

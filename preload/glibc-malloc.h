@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "glibc-chunk.h"
+
 /* Alignment glibc guarantees, which every pointer handed out has. */
 #define MIN_ALIGN	16UL
 
@@ -44,27 +46,8 @@ static struct {
 	__libc_malloc, __libc_calloc, __libc_realloc, __libc_free, __libc_memalign, NULL,
 };
 
-/*
- * glibc's chunk layout (malloc/malloc.c, unchanged since 2.26): a size
- * word before the block, its low bits flags; a chunk in use has
- * PREV_INUSE set in the size word of the chunk after it.  A chunk not in
- * the main arena lies in a heap aligned to HEAP_MAX whose header starts
- * with the arena pointer, the previous heap and the heap's size.
- */
-#define CHUNK_PREV_INUSE	0x1UL
-#define CHUNK_MMAPPED		0x2UL
-#define CHUNK_NON_MAIN_ARENA	0x4UL
-#define CHUNK_FLAGS		0x7UL
-#define CHUNK_MIN		(4 * sizeof(size_t))
-#define HEAP_MAX		(2 * 4 * 1024 * 1024 * sizeof(long))
 /* The bytes of a free chunk where glibc keeps its list links and tcache key. */
 #define FREE_LIST_BYTES		(2 * sizeof(size_t))
-
-struct glibc_heap {
-	void *arena;
-	struct glibc_heap *prev;
-	size_t size;
-};
 
 /* The program break when the shim started: the main arena lies above it. */
 static uintptr_t heap_start;

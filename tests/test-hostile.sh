@@ -17,7 +17,10 @@
 # halves, two pages resident); writer (renaming without pause); dead (a
 # registry whose seq a dead writer left odd); dead15 (15 such registries:
 # $dead_limit seconds); longline (a maps line past 4096 bytes whose tail
-# forges a secretmem mapping).  Then a peer with read access attacks a
+# forges a secretmem mapping); flood (16 threads of a program under
+# mmkit run --names name one page past vm.max_map_count, lowered to 8192
+# for the case: the supervisor refuses the rest with ENOMEM, as the kernel
+# would, its memory stays bounded, and the report shows the names).  Then a peer with read access attacks a
 # process through its registry (hostile-peer against hostile-victim):
 # count (writes the header's count: the victim must survive and keep
 # working), pause (asks for pauses without end: the victim's 100 renames
@@ -147,6 +150,39 @@ secrets() {
 
 # The JSON group named a[0] has a[1] mappings of a[2] KiB in all.
 group='any(g["name"] == a[0] and g["mappings"] == a[1] and g["size_kib"] == a[2] for g in d["names"])'
+
+# A program under mmkit run --names floods its supervisor (root: lowers
+# vm.max_map_count for the case, and so the calls it takes).
+case_flood() {
+	have=$(sysctl -n vm.max_map_count 2>/dev/null) || { why="no vm.max_map_count"; return 77; }
+	sysctl -q -w vm.max_map_count=8192 2>/dev/null ||
+		{ why="may not lower vm.max_map_count to make the flood short"; return 77; }
+	[ -n "$max_map_count" ] || max_map_count=$have
+	"$mmkit" run --names "$hostile/hostile-prctl" >"$tmp/flood.out" 2>&1 &
+	sv=$!
+	tries=0
+	until grep -qs '^ready' "$tmp/flood.out"; do
+		tries=$((tries + 1))
+		if [ "$tries" -gt 600 ] || ! kill -0 "$sv" 2>/dev/null; then
+			why="the flood did not end in 60 s: $(cat "$tmp/flood.out")"
+			kill "$sv"
+			return 1
+		fi
+		sleep 0.1
+	done
+	pid=$(pgrep -P "$sv")
+	hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$sv/status")
+	sysctl -q -w vm.max_map_count="$have"
+	grep -q 'enomem=[1-9][0-9]* other=0 ' "$tmp/flood.out" ||
+		{ why="not refused past vm.max_map_count: $(cat "$tmp/flood.out")"; return 1; }
+	[ "$hwm" -lt 65536 ] || { why="the supervisor grew to $hwm KiB"; return 1; }
+	maps flood "sum(g['mappings'] for g in d['names'] if g['name'].startswith('[anon:hostile-flood-')) >= 8000" ||
+		return 1
+	kill "$pid"
+	wait "$sv" 2>/dev/null
+	pid=""
+	why="(supervisor: $hwm KiB at most; $(sed -n 's/^ready //p' "$tmp/flood.out"))"
+}
 
 case_names() {
 	mkdir "$tmp/names" && start hostile-names "$tmp/names" || return
@@ -300,7 +336,7 @@ case_longline() {
 		secrets longline 'all(p["pid"] != a[0] for p in d["processes"])' "$pid"
 }
 
-for c in names decoy registry distinct sparse writer dead dead15 longline count pause; do
+for c in names decoy registry distinct sparse writer dead dead15 longline count pause flood; do
 	why=""
 	case_$c
 	rc=$?

@@ -52,7 +52,7 @@ for args in "--perturb=0 true" "--perturb=256 true" "--perturb=-1 true" "--pertu
 	    "--perturb=12x true" "--secret-heap=gnutls true" "--secret-heap=sodium,sodium true" \
 	    "--secret-heap= true" "--secret-heap=sodium, true" "--bogus true" "--stats true" \
 	    "--secret-heap=openssl,openssl-or-malloc true" "--secret-heap=openssl-or true" \
-	    "--stats" "--perturb=1 --" ""; do
+	    "--stats" "--perturb=1 --" "" "--no-glibc-names true" "--perturb=1 --no-glibc-names true"; do
 	# Split into words on purpose: each set is a command line.
 	# shellcheck disable=SC2086
 	"$mmkit" run $args >"$tmp/out" 2>"$tmp/err"

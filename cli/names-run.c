@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit run --names: running the program under the filter that sends its
+ * prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) calls to this process,
+ * which answers them (names-supervise.c) until the program ends.
+ *
+ * The program runs as a child of this process: the child sets
+ * no_new_privs (no privilege needed) and installs the seccomp filter
+ * (filter_install()), sends its listener back over a socketpair, waits
+ * for the go and executes the program.  The filter is inherited by every
+ * thread and process the program makes, across exec.  This process passes
+ * SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 on, ignores the SIGINT and SIGQUIT a
+ * terminal sends the program too, and exits with the program's status (or
+ * dies of its signal).  If it dies first, the kernel answers the calls that
+ * would have come here with ENOSYS, and the program goes on.
+ *
+ * Where the kernel names VMAs, none of this happens: the program is run
+ * as without --names and the kernel names.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "names.h"
+
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define NATIVE_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__aarch64__) && !defined(__ILP32__)
+#define NATIVE_ARCH	AUDIT_ARCH_AARCH64
+#endif
+
+/* Like env(1): the program could not be found, or not be run. */
+#define EXIT_NOT_FOUND		127
+#define EXIT_CANNOT_RUN		126
+
+#ifdef NATIVE_ARCH
+/* Where a jump of the filter goes, resolved by filter_install(). */
+enum target { NEXT, ALLOW, NOTIFY, PRCTL };
+
+struct insn {
+	struct sock_filter f;
+	enum target jt, jf;
+	int label;		/* PRCTL, NOTIFY or ALLOW: this instruction is that target */
+};
+
+#define LD(off)			{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off)), NEXT, NEXT, NEXT }
+#define JEQ(k, t, f)		{ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), 0, 0), t, f, NEXT }
+#define ARG_LO(i)		(offsetof(struct seccomp_data, args[i]))
+/* Little endian (x86-64, arm64): the low half of an argument comes first. */
+#define ARG_HI(i)		(offsetof(struct seccomp_data, args[i]) + 4)
+
+/*
+ * Installs the filter, returning its listener or -errno.  To user
+ * notification: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) of this
+ * architecture, and the calls that make a process (fork, vfork, clone
+ * without CLONE_THREAD, clone3, whose flags are in memory), which the
+ * supervisor lets go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) after noting
+ * that the process's registry is now shared with a child.  Everything else
+ * is allowed by the filter itself; its verdict depends on the call number
+ * alone, which Linux 5.11+ caches.  prctl's option is an int (the kernel
+ * reads the low 32 bits only), PR_SET_VMA_ANON_NAME an unsigned long (all
+ * 64).  Calls of another ABI (32-bit programs) are allowed: the kernel
+ * answers them itself.
+ */
+static int filter_install(void)
+{
+	struct insn p[] = {
+		LD(offsetof(struct seccomp_data, arch)),
+		JEQ(NATIVE_ARCH, NEXT, ALLOW),
+		LD(offsetof(struct seccomp_data, nr)),
+		JEQ(__NR_prctl, PRCTL, NEXT),
+		JEQ(__NR_clone3, NOTIFY, NEXT),
+#ifdef __NR_fork
+		JEQ(__NR_fork, NOTIFY, NEXT),
+		JEQ(__NR_vfork, NOTIFY, NEXT),
+#endif
+		JEQ(__NR_clone, NEXT, ALLOW),
+		LD(ARG_LO(0)),
+		{ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 0), ALLOW, NOTIFY, NEXT },
+		{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)), NEXT, NEXT, PRCTL },
+		JEQ(PR_SET_VMA, NEXT, ALLOW),
+		LD(ARG_LO(1)),
+		JEQ(PR_SET_VMA_ANON_NAME, NEXT, ALLOW),
+		LD(ARG_HI(1)),
+		JEQ(0, NEXT, ALLOW),
+		{ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF), NEXT, NEXT, NOTIFY },
+		{ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), NEXT, NEXT, ALLOW },
+	};
+	enum { N = sizeof(p) / sizeof(p[0]) };
+	struct sock_filter f[N];
+	struct sock_fprog prog = { N, f };
+	int at[PRCTL + 1] = { 0 }, listener, i;
+
+	for (i = 0; i < N; i++)
+		at[p[i].label] = i;
+	for (i = 0; i < N; i++) {
+		f[i] = p[i].f;
+		if (p[i].jt != NEXT)
+			f[i].jt = (unsigned char)(at[p[i].jt] - i - 1);
+		if (p[i].jf != NEXT)
+			f[i].jf = (unsigned char)(at[p[i].jf] - i - 1);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+				SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	return listener < 0 ? -errno : listener;
+}
+#else
+static int filter_install(void)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/* Sends @fd (or, if negative, the error -@fd) over the socket @s. */
+static void fd_send(int s, int fd)
+{
+	char buf[CMSG_SPACE(sizeof(int))] = { 0 };
+	int err = fd < 0 ? -fd : 0;
+	struct iovec iov = { &err, sizeof(err) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (fd >= 0) {
+		m.msg_control = buf;
+		m.msg_controllen = sizeof(buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	while (sendmsg(s, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* The descriptor fd_send() sent, or -errno (the child's error, or the socket's). */
+static int fd_recv(int s)
+{
+	char buf[CMSG_SPACE(sizeof(int))];
+	int err = 0, fd = -1;
+	struct iovec iov = { &err, sizeof(err) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
+			    .msg_controllen = sizeof(buf) };
+	struct cmsghdr *c;
+	ssize_t got;
+
+	do
+		got = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(err))
+		return got < 0 ? -errno : -EPIPE;
+	c = CMSG_FIRSTHDR(&m);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (err)
+		return -err;
+	return fd >= 0 ? fd : -EPROTO;
+}
+
+/* Signals passed on to the program; a terminal sends SIGINT and SIGQUIT to it itself. */
+static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+
+/* Answers the program's naming calls on @listener until @child ends; its wait status. */
+static int supervise(int listener, pid_t child, int sigfd)
+{
+	struct seccomp_notif_sizes sizes = { 0 };
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2] = { { listener, POLLIN, 0 }, { sigfd, POLLIN, 0 } };
+	int status = 0;
+	size_t i;
+
+	/* The kernel's structures may be larger than these headers' (seccomp_unotify(2)). */
+	syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes);
+	req = calloc(1, sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif : sizeof(*req));
+	resp = calloc(1, sizes.seccomp_notif_resp > sizeof(*resp) ? sizes.seccomp_notif_resp :
+			 sizeof(*resp));
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+				if ((int)si.ssi_signo == forwarded[i])
+					kill(child, forwarded[i]);
+			if (waitpid(child, &status, WNOHANG) == child)
+				break;
+		}
+		/* Without memory for a request, the program's calls wait for it: none is lost. */
+		if (!(pfd[0].revents & POLLIN) || !req || !resp)
+			continue;
+		memset(req, 0, sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif :
+			       sizeof(*req));
+		/* ENOENT: the caller died before we took its call. */
+		if (!ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req))
+			cli_names_answer(req, resp);
+	}
+	free(req);
+	free(resp);
+	return status;
+}
+
+/* In the child: the filter, its listener to the parent, then the program. */
+static void child_run(int s, char **argv, const sigset_t *mask)
+{
+	int listener, err;
+	char go;
+
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	listener = filter_install();
+	if (listener < 0) {
+		fd_send(s, listener);
+		_exit(EXIT_CANNOT_RUN);
+	}
+	fd_send(s, listener);
+	close(listener);
+	/* Run only once the supervisor has the listener: else its calls would wait. */
+	if (read(s, &go, 1) != 1)
+		_exit(EXIT_CANNOT_RUN);
+	close(s);
+	execvp(argv[0], argv);
+	err = errno;
+	cli_error("run: %s: %s", argv[0], strerror(err));
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+}
+
+/* mmkit's exit for the program's wait status @status: its code, or its signal. */
+static int exit_as(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		raise(WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return CLI_EXIT_FAIL;
+}
+
+int cli_names_run(char **argv)
+{
+	sigset_t mask, old;
+	struct rlimit rl;
+	int sp[2], sigfd, status, listener;
+	pid_t child;
+	size_t i;
+
+	/* The kernel names VMAs: it does the work, the program runs as it would. */
+	if (!mmkit__kernel_names())
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {
+		cli_error("run: --names: %s", strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	child = sigfd < 0 ? -1 : fork();
+	if (child == 0)
+		child_run(sp[1], argv, &old);
+	close(sp[1]);
+	if (child < 0) {
+		cli_error("run: --names: %s", strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	/* A terminal's ^C and ^\ are the program's (it gets them too): mmkit lives on to answer it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	listener = fd_recv(sp[0]);
+	if (listener < 0) {
+		cli_error("run: --names: cannot install the seccomp filter that sends prctl(PR_SET_VMA) "
+			  "here (seccomp user notification, Linux 5.9+): %s", strerror(-listener));
+		waitpid(child, &status, 0);
+		return CLI_EXIT_FAIL;
+	}
+	status = cli_names_supervisor(listener);
+	if (status) {
+		cli_error("run: --names: cannot make a memfd for the registries: %s",
+			  strerror(-status));
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		return CLI_EXIT_FAIL;
+	}
+	/* Registries for many processes: one descriptor each. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (send(sp[0], "", 1, MSG_NOSIGNAL) != 1) {
+		cli_error("run: --names: the program did not wait for its supervisor: %s",
+			  strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	close(sp[0]);
+	status = supervise(listener, child, sigfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return exit_as(status);
+}

@@ -1,0 +1,3 @@
+module mmkit.test/namesrun
+
+go 1.25

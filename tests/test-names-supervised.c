@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit run --names against the kernel's own answers.  A target (this
+ * program, "target") names its memory with raw prctl(PR_SET_VMA,
+ * PR_SET_VMA_ANON_NAME) calls, expecting what a kernel with
+ * CONFIG_ANON_VMA_NAME answers (0, EINVAL for bad names and an unaligned
+ * start, ENOMEM for a hole after naming what is mapped, EBADF for a file,
+ * EFAULT for a name it cannot read), from 8 threads at once, in a child it
+ * forks (which inherits its names as they were at fork) and in one that
+ * executes a program (which drops them).  The checker reads the names of each process with
+ * mmkit_regions(), from outside, page by page.
+ *
+ * Where the kernel names VMAs, the target runs twice, alone and under
+ * mmkit run --names, with the same answers and names both times, and no
+ * registry in the supervised target: mmkit stays out of the way (the
+ * custom kernel tiers).  Where it cannot, the target runs under
+ * mmkit run --names and must see the kernel's answers all the same.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "mmkit.h"
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA		0x53564d41
+#define PR_SET_VMA_ANON_NAME	0
+#endif
+
+#define THREADS		8
+#define THREAD_NAMES	300
+
+static size_t page;
+
+static int name(void *addr, size_t len, const char *n)
+{
+	return syscall(SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME, addr, len, n) ? -errno : 0;
+}
+
+static char *map(size_t pages)
+{
+	char *p = mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(T_EXIT_FAIL);
+	}
+	return p;
+}
+
+static int failed;
+
+#define EXPECT(call, want) do {							\
+	int got_ = (call);							\
+	if (got_ != (want)) {							\
+		fprintf(stderr, "FAIL: %s = %d (%s), expected %d\n", #call,	\
+			got_, strerror(-got_), (want));				\
+		failed = 1;							\
+	}									\
+} while (0)
+
+static void *thread_fn(void *arg)
+{
+	char *p = arg, n[32];
+	int i;
+
+	for (i = 0; i < THREAD_NAMES; i++) {
+		snprintf(n, sizeof(n), "t-%d", i);
+		EXPECT(name(p, page, n), 0);
+	}
+	EXPECT(name(p, page, "thread-done"), 0);
+	return NULL;
+}
+
+/* After exec: names one page and says where; its names from before exec are gone. */
+static int exec_target(int fd)
+{
+	char *e = map(1), line[64];
+
+	EXPECT(name(e, page, "after-exec"), 0);
+	snprintf(line, sizeof(line), "%lx\n", (unsigned long)(uintptr_t)e);
+	if (write(fd, line, strlen(line)) < 0 || failed)
+		return T_EXIT_FAIL;
+	pause();
+	return 0;
+}
+
+/* The glibc target's threads: where each one's stack and blocks are. */
+struct glibc_thread {
+	pthread_t t;
+	pid_t tid;
+	char *stack;
+	void *arena_block;
+	void *big_block;
+	int ready[2];		/* the thread says it is set up */
+	int go[2];		/* the thread is told to end */
+};
+
+static void *glibc_thread_fn(void *arg)
+{
+	struct glibc_thread *g = arg;
+	char c, here = 0;
+
+	g->tid = (pid_t)syscall(SYS_gettid);
+	g->stack = &here;
+	g->arena_block = malloc(4096);
+	g->big_block = malloc(1 << 20);
+	if (write(g->ready[1], "r", 1) != 1 || read(g->go[0], &c, 1) < 0)
+		return NULL;
+	free(g->arena_block);
+	free(g->big_block);
+	return NULL;
+}
+
+/*
+ * What glibc 2.39 names, from a program nobody changed: its threads'
+ * stacks, their blocks in non-main arenas, and large (mmapped) blocks.
+ * Says where each is, then waits for stdin to close.
+ */
+static int glibc_target(void)
+{
+	struct glibc_thread g[4];
+	void *big = malloc(1 << 20);
+	char c;
+	int i;
+
+	printf("ready %d %lx\n", (int)getpid(), (unsigned long)(uintptr_t)big);
+	for (i = 0; i < 4; i++) {
+		if (pipe(g[i].ready) || pipe(g[i].go) ||
+		    pthread_create(&g[i].t, NULL, glibc_thread_fn, &g[i]) ||
+		    read(g[i].ready[0], &c, 1) != 1)
+			return T_EXIT_FAIL;
+		printf("thread %d %lx %lx %lx\n", (int)g[i].tid, (unsigned long)(uintptr_t)g[i].stack,
+		       (unsigned long)(uintptr_t)g[i].arena_block,
+		       (unsigned long)(uintptr_t)g[i].big_block);
+	}
+	printf("end\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	for (i = 0; i < 4; i++) {
+		if (write(g[i].go[1], "x", 1) != 1)
+			return T_EXIT_FAIL;
+		pthread_join(g[i].t, NULL);
+	}
+	free(big);
+	return 0;
+}
+
+/* Names a page, waits for a byte on stdin, names it again: says what that got. */
+static int orphan_target(void)
+{
+	char *p = map(1), c;
+
+	EXPECT(name(p, page, "orphan"), 0);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	if (read(0, &c, 1) != 1)
+		return T_EXIT_FAIL;
+	printf("%d\n", name(p, page, "orphan-again"));
+	return 0;
+}
+
+/* The target: the calls, then "ready" and the addresses, then waits for stdin to close. */
+static int target(const char *self)
+{
+	char *a = map(4), *l = map(1), *h = map(3), *pp = map(3), *t = map(THREADS), *c = map(2);
+	char long79[80], long80[81], long200[201], xbuf[64];
+	int go[2], back[2], ex[2], i, tmp;
+	pthread_t th[THREADS];
+	pid_t child, execd;
+	char *f;
+
+	memset(long79, 'x', 79);
+	long79[79] = '\0';
+	memset(long80, 'y', 80);
+	long80[80] = '\0';
+	memset(long200, 'z', 200);
+	long200[200] = '\0';
+
+	EXPECT(name(a, 4 * page, "mmkit-a"), 0);
+	EXPECT(name(a + page, page, NULL), 0);
+	EXPECT(name(a + 2 * page, page, "mmkit-b"), 0);
+	EXPECT(name(l, page, long79), 0);
+	EXPECT(name(l, page, long80), -EINVAL);
+	EXPECT(name(l, page, long200), -EINVAL);
+	EXPECT(name(l, page, "esc\x1b[31m"), -EINVAL);
+	EXPECT(name(l, page, "a$b"), -EINVAL);
+	EXPECT(name(l, page, "a`b"), -EINVAL);
+	EXPECT(name(l, page, "tab\t"), -EINVAL);
+	EXPECT(name(l + 1, page, "unaligned"), -EINVAL);
+	EXPECT(name(l, 0, "empty"), 0);
+	EXPECT(name(l, page, (const char *)8), -EFAULT);
+	munmap(h + page, page);
+	EXPECT(name(h, 3 * page, "holey"), -ENOMEM);
+	EXPECT(name(h + page, page, "hole"), -ENOMEM);
+	EXPECT(name(pp, 3 * page, "part"), 0);
+	munmap(pp + page, page);
+	tmp = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+	if (tmp < 0 || ftruncate(tmp, (off_t)page))
+		return T_EXIT_FAIL;
+	f = mmap(NULL, page, PROT_READ, MAP_PRIVATE, tmp, 0);
+	if (f == MAP_FAILED)
+		return T_EXIT_FAIL;
+	EXPECT(name(f, page, "file"), -EBADF);
+
+	for (i = 0; i < THREADS; i++)
+		if (pthread_create(&th[i], NULL, thread_fn, t + i * page))
+			return T_EXIT_FAIL;
+	for (i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+
+	/*
+	 * fork: the child inherits a's names; the parent names c[1] after
+	 * the fork, before the child names c[0]: the child must not get it.
+	 */
+	if (pipe(go) || pipe(back) || pipe(ex))
+		return T_EXIT_FAIL;
+	child = fork();
+	if (!child) {
+		if (read(go[0], xbuf, 1) != 1)
+			_exit(1);
+		EXPECT(name(c, page, "child"), 0);
+		if (write(back[1], failed ? "f" : "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	EXPECT(name(c + page, page, "parent-after"), 0);
+	if (child < 0 || write(go[1], "g", 1) != 1 || read(back[0], xbuf, 1) != 1 ||
+	    xbuf[0] != 'k')
+		return T_EXIT_FAIL;
+
+	/* exec: a child that named a page before executes; only its later name shows. */
+	execd = fork();
+	if (!execd) {
+		EXPECT(name(c, page, "before-exec"), 0);
+		snprintf(xbuf, sizeof(xbuf), "%d", ex[1]);
+		execl(self, self, "exec-target", xbuf, (char *)NULL);
+		_exit(1);
+	}
+	close(ex[1]);
+	i = (int)read(ex[0], xbuf, sizeof(xbuf) - 1);
+	if (execd < 0 || i <= 0)
+		return T_EXIT_FAIL;
+	xbuf[i] = '\0';
+	if (failed)
+		return T_EXIT_FAIL;
+	printf("ready %d %d %d %lx %lx %lx %lx %lx %lx %s", (int)getpid(), (int)child, (int)execd,
+	       (unsigned long)(uintptr_t)a, (unsigned long)(uintptr_t)l,
+	       (unsigned long)(uintptr_t)h, (unsigned long)(uintptr_t)pp,
+	       (unsigned long)(uintptr_t)t, (unsigned long)(uintptr_t)c, xbuf);
+	fflush(stdout);
+	while (read(0, xbuf, sizeof(xbuf)) > 0)
+		;
+	kill(child, SIGKILL);
+	kill(execd, SIGKILL);
+	waitpid(child, NULL, 0);
+	waitpid(execd, NULL, 0);
+	return 0;
+}
+
+/* The checker's side: the name mmkit_regions() gives the page at an address. */
+struct lookup {
+	unsigned long addr;
+	char name[sizeof(((struct mmkit_region *)0)->name)];
+	int found;
+	int others;		/* named regions other than @name, for the exec'd child */
+	const char *only;
+};
+
+static int lookup_fn(const struct mmkit_region *r, void *arg)
+{
+	struct lookup *q = arg;
+
+	if (q->only && (r->kind == MMKIT_REGION_ANON_NAMED || r->kind == MMKIT_REGION_REGISTRY) &&
+	    strcmp(r->name, q->only))
+		q->others++;
+	if (q->addr >= r->start && q->addr < r->end) {
+		memcpy(q->name, r->name, sizeof(q->name));
+		q->found = 1;
+	}
+	return 0;
+}
+
+static void expect_name(pid_t pid, unsigned long addr, const char *want, const char *what)
+{
+	struct lookup q = { .addr = addr };
+	const char *full = want ? want : "";
+	int ret = mmkit_regions(pid, lookup_fn, &q);
+
+	if (ret || !q.found || strcmp(q.name, full))
+		T_FAIL("%s (pid %d, %#lx): '%s', expected '%s' (mmkit_regions: %d)", what, (int)pid,
+		       addr, q.found ? q.name : "(unmapped)", full, ret);
+}
+
+/* Runs @argv with a pipe to and from it: *@in to write, *@f to read. */
+static pid_t spawn(const char *const argv[], int *in, FILE **f)
+{
+	int to[2], from[2];
+	pid_t run;
+
+	T_ASSERT(!pipe(to) && !pipe(from));
+	run = fork();
+	T_ASSERT(run >= 0);
+	if (!run) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[1]);
+		close(from[0]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	*in = to[1];
+	*f = fdopen(from[0], "r");
+	T_ASSERT(*f);
+	return run;
+}
+
+/* Runs the target (under mmkit run --names if @mmkit) and checks what it named. */
+static void run_target(const char *self, const char *mmkit, int kernel_names)
+{
+	const char *with[] = { mmkit, "run", "--names", "--no-glibc-names", self, "target", NULL };
+	const char *alone[] = { self, "target", NULL };
+	unsigned long a, l, h, pp, t, c, e;
+	int in, status, i, pid, child, execd;
+	char line[512], want[80];
+	struct lookup q = { 0 };
+	FILE *f;
+	pid_t run = spawn(mmkit ? with : alone, &in, &f);
+
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "ready %d %d %d %lx %lx %lx %lx %lx %lx %lx", &pid, &child, &execd, &a, &l,
+		   &h, &pp, &t, &c, &e) != 10) {
+		close(in);
+		waitpid(run, &status, 0);
+		T_FAIL("the target%s did not get the kernel's answers (exit %d)",
+		       mmkit ? " under mmkit run --names" : "", WEXITSTATUS(status));
+	}
+	memset(want, 'x', 79);
+	want[79] = '\0';
+	expect_name(pid, a, "mmkit-a", "named");
+	expect_name(pid, a + page, NULL, "cleared");
+	expect_name(pid, a + 2 * page, "mmkit-b", "renamed");
+	expect_name(pid, a + 3 * page, "mmkit-a", "after the rename");
+	expect_name(pid, l, want, "79 characters, then refused names");
+	expect_name(pid, h, "holey", "before a hole");
+	expect_name(pid, h + 2 * page, "holey", "after a hole");
+	expect_name(pid, pp + 2 * page, "part", "after a partial munmap");
+	for (i = 0; i < THREADS; i++)
+		expect_name(pid, t + i * page, "thread-done", "a thread's");
+	expect_name(pid, c, NULL, "the child's, in the parent");
+	expect_name(pid, c + page, "parent-after", "named after fork");
+	expect_name(child, a, "mmkit-a", "inherited at fork");
+	expect_name(child, c, "child", "the child's own");
+	expect_name(child, c + page, NULL, "the parent's name after fork, in the child");
+	expect_name(execd, e, "after-exec", "after exec");
+	q.only = "after-exec";
+	T_EQ(mmkit_regions(execd, lookup_fn, &q), 0);
+	if (q.others)
+		T_FAIL("the exec'd child shows %d names from before exec", q.others);
+	/* Where the kernel names, mmkit stays out of the way: no registry in the target. */
+	if (kernel_names && mmkit) {
+		snprintf(line, sizeof(line), "/proc/%d/fd", pid);
+		for (i = 0; i < 1024; i++) {
+			char path[64], link[128];
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, i);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n > 0 && (link[n] = '\0', strstr(link, "mmkit-names")))
+				T_FAIL("a registry in the target where the kernel names VMAs");
+		}
+	}
+	close(in);
+	fclose(f);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
+}
+
+/*
+ * glibc's names under mmkit run --names (the preload on glibc < 2.39, the
+ * tunable after), and none with --no-glibc-names.
+ */
+static void glibc_names(const char *self, const char *mmkit, int on)
+{
+	const char *argv[] = { mmkit, "run", "--names", on ? self : "--no-glibc-names",
+			       on ? "glibc" : self, on ? NULL : "glibc", NULL };
+	unsigned long big, stack, arena, tbig;
+	int in, pid = 0, tid, status, threads = 0;
+	char line[256], want[64];
+	FILE *f;
+	pid_t run = spawn(argv, &in, &f);
+
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d %lx", &pid, &big) != 2)
+		T_FAIL("the glibc target did not start");
+	expect_name(pid, big, on ? " glibc: malloc" : NULL, "a large block of the main thread");
+	while (fgets(line, sizeof(line), f) && strcmp(line, "end\n")) {
+		T_ASSERT(sscanf(line, "thread %d %lx %lx %lx", &tid, &stack, &arena, &tbig) == 4);
+		snprintf(want, sizeof(want), " glibc: pthread stack: %d", tid);
+		expect_name(pid, stack, on ? want : NULL, "a thread's stack");
+		expect_name(pid, arena, on ? " glibc: malloc arena" : NULL, "a block of a thread's arena");
+		expect_name(pid, tbig, on ? " glibc: malloc" : NULL, "a thread's large block");
+		threads++;
+	}
+	T_EQ(threads, 4);
+	close(in);
+	fclose(f);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_EQ(status, 0);
+}
+
+/*
+ * The supervisor killed: the program goes on, and its naming calls get
+ * ENOSYS from the kernel (the listener is closed), at once.
+ */
+static void supervisor_killed(const char *self, const char *mmkit)
+{
+	const char *argv[] = { mmkit, "run", "--names", "--no-glibc-names", self, "orphan", NULL };
+	int in, status, pid = 0, got = 0;
+	char line[64];
+	FILE *f;
+	pid_t run = spawn(argv, &in, &f);
+
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d", &pid) != 1)
+		T_FAIL("the orphan target did not start under mmkit run --names");
+	kill(run, SIGKILL);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_ASSERT(write(in, "x", 1) == 1);
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "%d", &got) != 1)
+		T_FAIL("the program did not go on after its supervisor was killed");
+	T_EQ(got, -ENOSYS);
+	fclose(f);
+	close(in);
+}
+
+int main(int argc, char **argv)
+{
+	char self[4096], mmkit[4096 + 16], shim[4096 + 32], *slash;
+	void *p;
+	int kernel_names;
+	ssize_t n;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	T_ASSERT(n > 0);
+	self[n] = '\0';
+	if (argc > 1 && !strcmp(argv[1], "target"))
+		return target(self);
+	if (argc > 1 && !strcmp(argv[1], "glibc"))
+		return glibc_target();
+	if (argc > 1 && !strcmp(argv[1], "orphan"))
+		return orphan_target();
+	if (argc > 2 && !strcmp(argv[1], "exec-target"))
+		return exec_target(atoi(argv[2]));
+	/* The build tree: tests/ beside the mmkit binary. */
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	snprintf(mmkit, sizeof(mmkit), "%s/../mmkit", self);
+	snprintf(shim, sizeof(shim), "%s/../libmmkit-names.so", self);
+	*slash = '/';
+	if (access(mmkit, X_OK))
+		T_SKIP("no %s to run the target with", mmkit);
+	p = map(1);
+	kernel_names = !name(p, page, "probe");
+	munmap(p, page);
+	if (kernel_names)
+		run_target(self, NULL, 1);
+	run_target(self, mmkit, kernel_names);
+	if (!kernel_names)
+		supervisor_killed(self, mmkit);
+	/*
+	 * A static build (the kernel tiers' guests) has no dynamic loader to
+	 * preload with, the sanitizer build no shims (they would come before
+	 * its runtime).
+	 */
+	if (!getauxval(AT_BASE) || access(shim, R_OK)) {
+		printf("note: glibc's names not checked: %s\n",
+		       getauxval(AT_BASE) ? "no libmmkit-names.so beside mmkit" : "a static build");
+	} else {
+		glibc_names(self, mmkit, 1);
+		glibc_names(self, mmkit, 0);
+	}
+	printf("PASS: the kernel's answers and names%s\n",
+	       kernel_names ? ", the same with and without mmkit run --names" :
+			      " under mmkit run --names where the kernel drops them");
+	return T_EXIT_PASS;
+}
