@@ -37,8 +37,9 @@
  * the old one: /proc shows no identity for anonymous VMAs, and marking
  * them with a madvise() flag would change how they behave.  Likewise
  * mremap() moves memory without its name.  So: clear a name (name NULL)
- * before munmap().  The prctl path has none of these gaps: there the name
- * belongs to the VMA.
+ * before munmap().  The library's own unmaps and moves close the gap for
+ * what they unmap (mmkit__registry_moved()).  The prctl path has none of
+ * these gaps: there the name belongs to the VMA.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,7 @@ static struct {
 	size_t room;			/* entries t.e has room for */
 	size_t prune_at;		/* entries that make registry_prune() look */
 	int atfork_done;
+	int used;			/* a name was stored once: set under lock, read without */
 } reg = { .lock = PTHREAD_MUTEX_INITIALIZER, .prune_at = PRUNE_MIN };
 
 /* A VMA of /proc/self/maps: whether the kernel would name it. */
@@ -377,6 +379,8 @@ static int registry_set(uint64_t start, uint64_t end, const char *name)
 		return ret;
 	first = mmkit__ranges_set(reg.t.e, &reg.t.n, start, end, name, &last);
 	mmkit__names_memfd_publish(&reg.t, first, last);
+	if (name)
+		__atomic_store_n(&reg.used, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -473,4 +477,49 @@ ssize_t mmkit__registry_copy(struct mmkit__name_range **out)
 	pthread_mutex_unlock(&reg.lock);
 	*out = e;
 	return n;
+}
+
+/*
+ * The library's own unmaps and moves (refpage.c) take the names of what
+ * they unmap or move along, which the registry could not see otherwise
+ * (the gap above).  A process that never stored a name takes no lock: a
+ * preloaded allocator may unmap with its own lock held, and the fork
+ * handlers here would then take the two in the other order.
+ */
+int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to)
+{
+	struct mmkit__name_range *moved = NULL;
+	size_t i, j, n = 0;
+	int ret = 0;
+
+	if (!__atomic_load_n(&reg.used, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&reg.lock);
+	/* The entries over [from, from + keep), clipped to it: what moves (sorted by start). */
+	for (i = 0; i < reg.t.n && keep && reg.t.e[i].start < from + keep; i++)
+		n += reg.t.e[i].end > from;
+	if (n) {
+		moved = mmkit__calloc(n, sizeof(*moved));
+		if (!moved)
+			ret = -ENOMEM;
+	}
+	for (i = 0, j = 0; moved && j < n; i++) {
+		if (reg.t.e[i].end <= from)
+			continue;
+		moved[j] = reg.t.e[i];
+		moved[j].start = (moved[j].start > from ? moved[j].start : from) - from + to;
+		moved[j].end = (moved[j].end < from + keep ? moved[j].end : from + keep) - from + to;
+		j++;
+	}
+	if (!ret)
+		ret = registry_set(from, from + len, NULL);
+	/* Whatever stale name the destination had (a plain munmap's) goes too. */
+	if (!ret && keep)
+		ret = registry_set(to, to + keep, NULL);
+	for (i = 0; !ret && i < n; i++)
+		ret = registry_set(moved[i].start, moved[i].end, moved[i].name);
+	free(moved);
+	mmkit__names_memfd_snapshot(&reg.t);
+	pthread_mutex_unlock(&reg.lock);
+	return ret;
 }

@@ -88,6 +88,12 @@ int mmkit__kernel_names(void);
 /* names-registry.c */
 /* Names [start, end) @name (NULL: no name) in this process's registry, like madvise_walk_vmas(). */
 int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int after_kernel);
+/*
+ * [@from, @from + @len) is unmapped or moved by the library: its names go,
+ * those of its first @keep bytes to [@to, @to + @keep).  0 or -errno (the
+ * names are then as they were, or partly moved).
+ */
+int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to);
 /* A malloc'ed copy of this process's registry entries; how many, or -errno. */
 ssize_t mmkit__registry_copy(struct mmkit__name_range **out);
 /*
