@@ -480,19 +480,24 @@ ssize_t mmkit__registry_copy(struct mmkit__name_range **out)
 }
 
 /*
- * The library's own unmaps and moves (refpage.c) take the names of what
+ * The library's own unmaps and moves (refpage.c, secret.c) take the names of what
  * they unmap or move along, which the registry could not see otherwise
  * (the gap above).  A process that never stored a name takes no lock: a
  * preloaded allocator may unmap with its own lock held, and the fork
  * handlers here would then take the two in the other order.
  */
+int mmkit__registry_named(void)
+{
+	return __atomic_load_n(&reg.used, __ATOMIC_ACQUIRE);
+}
+
 int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to)
 {
 	struct mmkit__name_range *moved = NULL;
 	size_t i, j, n = 0;
 	int ret = 0;
 
-	if (!__atomic_load_n(&reg.used, __ATOMIC_ACQUIRE))
+	if (!mmkit__registry_named())
 		return 0;
 	pthread_mutex_lock(&reg.lock);
 	/* The entries over [from, from + keep), clipped to it: what moves (sorted by start). */

@@ -94,6 +94,8 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int aft
  * names are then as they were, or partly moved).
  */
 int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to);
+/* 1 if this process ever stored a name in the registry: only then can there be one to clear. */
+int mmkit__registry_named(void);
 /* A malloc'ed copy of this process's registry entries; how many, or -errno. */
 ssize_t mmkit__registry_copy(struct mmkit__name_range **out);
 /*
