@@ -65,7 +65,7 @@ static int entries_append(struct mmkit__name_table *t, size_t *room,
 			  const struct mmkit__name_range *e, size_t n)
 {
 	struct mmkit__name_range *bigger;
-	size_t want = *room ? *room : READ_CHUNK;
+	size_t want = *room ? *room : 64;
 
 	if (!n)
 		return 0;
@@ -242,14 +242,6 @@ static int registry_read(int fd, size_t room, struct read_budget *b,
 	*read = 0;
 	for (;;) {
 		t0 = sys_monotonic_ns();
-		/*
-		 * Retries, and registries after the first, stop at the
-		 * deadline; the first read of the first goes ahead (the bound
-		 * on entries read bounds it).
-		 */
-		if ((waits || b->started) && t0 > b->deadline)
-			return -EAGAIN;
-		b->started = 1;
 		n = sys_pread(fd, &h, sizeof(h), 0);
 		if (n < 0)
 			return (int)n;
@@ -260,6 +252,15 @@ static int registry_read(int fd, size_t room, struct read_budget *b,
 			return -E2BIG;
 		if (h.count > h.cap)
 			return 0;
+		/*
+		 * Retries, and reads of registries after the first, stop at
+		 * the deadline (what a header alone rules out costs one read);
+		 * the first read of the first goes ahead (the bound on entries
+		 * read bounds it).
+		 */
+		if ((waits || b->started) && t0 > b->deadline)
+			return -EAGAIN;
+		b->started = 1;
 		if (!waits)
 			first = h.seq;
 		if (asked) {
