@@ -141,12 +141,13 @@ static void ask_snapshot(int fd, int *asked)
  * entries_sane(), so that what it allocates grows with the entries kept,
  * never with what a header claims.  0, 1 if torn, -ENODATA if the file is
  * shorter than its header says, or -errno; @t is left empty but on 0.
+ * *@done gets how many entries were read, whatever the outcome.
  */
 static int entries_pread(int fd, size_t n, off_t off, off_t seq_at, uint32_t seq,
-			 struct read_budget *b, struct mmkit__name_table *t)
+			 struct read_budget *b, struct mmkit__name_table *t, size_t *done)
 {
 	struct mmkit__name_range *smaller;
-	size_t done, part, room = 0;
+	size_t part = 0, room = 0;
 	uint64_t last = 0;
 	uint32_t now;
 	ssize_t got;
@@ -158,10 +159,10 @@ static int entries_pread(int fd, size_t n, off_t off, off_t seq_at, uint32_t seq
 		if (!b->chunk)
 			return -ENOMEM;
 	}
-	for (done = 0; done < n && !ret; done += part) {
-		part = n - done < READ_CHUNK ? n - done : READ_CHUNK;
+	for (*done = 0; *done < n && !ret; *done += part) {
+		part = n - *done < READ_CHUNK ? n - *done : READ_CHUNK;
 		got = sys_pread(fd, b->chunk, part * sizeof(*b->chunk),
-				off + (off_t)(done * sizeof(*b->chunk)));
+				off + (off_t)(*done * sizeof(*b->chunk)));
 		/* The writer sizes the file before it writes a header: shorter, it is no registry. */
 		if (got >= 0 && (size_t)got != part * sizeof(*b->chunk))
 			got = -ENODATA;
@@ -197,7 +198,8 @@ static int entries_pread(int fd, size_t n, off_t off, off_t seq_at, uint32_t seq
  * none such, -E2BIG if it holds more than @room entries, or -errno.
  */
 static int snapshot_read(int fd, const struct mmkit__registry_header *h, uint32_t first,
-			 size_t room, struct read_budget *b, struct mmkit__name_table *t)
+			 size_t room, struct read_budget *b, struct mmkit__name_table *t,
+			 size_t *done)
 {
 	int ret;
 
@@ -208,7 +210,7 @@ static int snapshot_read(int fd, const struct mmkit__registry_header *h, uint32_
 	registry_lock(fd, MMKIT__REGISTRY_LOCK_READING);
 	ret = entries_pread(fd, h->snap_count,
 			    (off_t)(sizeof(*h) + (uint64_t)h->cap * sizeof(*t->e)),
-			    offsetof(struct mmkit__registry_header, snap_seq), h->snap_seq, b, t);
+			    offsetof(struct mmkit__registry_header, snap_seq), h->snap_seq, b, t, done);
 	return ret > 0 ? -EAGAIN : ret;
 }
 
@@ -225,8 +227,9 @@ static int snapshot_read(int fd, const struct mmkit__registry_header *h, uint32_
  * -EAGAIN when it would retry past @b's deadline, or read a registry
  * after the first past it.  A file that is not a registry of this version
  * holds no names for us.  0 and the entries kept into @out, the number
- * read (what the header said) into *@read; -E2BIG if the header claims
- * more than @room entries; or -errno.
+ * read (what the header said, or as far as a file shorter than its
+ * header goes) into *@read; -E2BIG if the header claims more than @room
+ * entries; or -errno.
  */
 static int registry_read(int fd, size_t room, struct read_budget *b,
 			 struct mmkit__name_table *out, size_t *read)
@@ -235,6 +238,7 @@ static int registry_read(int fd, size_t room, struct read_budget *b,
 	uint32_t first = 0, odd_seq = 0, last_seq = 0;
 	unsigned int waits = 0, odd_waits = 0;
 	int dead, asked = 0, ret;
+	size_t done = 0;
 	uint64_t t0;
 	ssize_t n;
 
@@ -264,9 +268,9 @@ static int registry_read(int fd, size_t room, struct read_budget *b,
 		if (!waits)
 			first = h.seq;
 		if (asked) {
-			ret = snapshot_read(fd, &h, first, room, b, out);
-			if (!ret)
-				*read = h.snap_count;
+			ret = snapshot_read(fd, &h, first, room, b, out, &done);
+			if (!ret || ret == -ENODATA)
+				*read = done;
 			if (ret == -ENODATA)
 				return 0;
 			if (ret != -EAGAIN)
@@ -306,7 +310,9 @@ static int registry_read(int fd, size_t room, struct read_budget *b,
 			}
 		}
 		ret = entries_pread(fd, h.count, sizeof(h), offsetof(struct mmkit__registry_header, seq),
-				    h.seq, b, out);
+				    h.seq, b, out, &done);
+		if (!ret || ret == -ENODATA)
+			*read = done;
 		if (ret == -ENODATA)
 			return 0;
 		if (ret < 0)
@@ -317,7 +323,6 @@ static int registry_read(int fd, size_t room, struct read_budget *b,
 			last_seq = h.seq;
 			continue;
 		}
-		*read = h.count;
 		return 0;
 	}
 }
