@@ -106,7 +106,8 @@ static void backoff(unsigned int waits)
 struct read_budget {
 	uint64_t deadline;
 	uint64_t dead_at;	/* 0 until a seq is met odd */
-	int started;		/* a registry was read: the deadline holds before the next */
+	int started;		/* a registry was read */
+	int waited;		/* one made us wait (retries, a dead writer): see registry_read() */
 	/*
 	 * What every read goes through, READ_CHUNK entries: all a reader
 	 * allocates whatever a header claims (what it keeps aside).
@@ -257,14 +258,20 @@ static int registry_read(int fd, size_t room, struct read_budget *b,
 		if (h.count > h.cap)
 			return 0;
 		/*
-		 * Retries, and reads of registries after the first, stop at
-		 * the deadline (what a header alone rules out costs one read);
-		 * the first read of the first goes ahead (the bound on entries
-		 * read bounds it).
+		 * Retries stop at the deadline, and so do the reads of
+		 * registries after the first once one made us wait: what the
+		 * deadline bounds is waiting, however many registries a
+		 * process holds.  Reading, what a hostile process can also
+		 * make us do past it, the bound on entries read (kept or not)
+		 * bounds, and a sound process on a slow machine (a first
+		 * registry of 100,000 entries took over 2 s in an emulated
+		 * guest running other tests) is not given up for it.  What a
+		 * header alone rules out costs one pread.
 		 */
-		if ((waits || b->started) && t0 > b->deadline)
+		if ((waits || (b->started && b->waited)) && t0 > b->deadline)
 			return -EAGAIN;
 		b->started = 1;
+		b->waited |= waits > 0;
 		if (!waits)
 			first = h.seq;
 		if (asked) {
@@ -632,7 +639,7 @@ static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range
 				 struct mmkit__names_stats *stats)
 {
 	struct pid_read r = { { NULL, 0, 0 }, NULL, 0, stats,
-			      { sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS, 0, 0, NULL } };
+			      { sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS, 0, 0, 0, NULL } };
 	char path[64];
 	ssize_t got = 0;
 	int dfd, ret;

@@ -70,18 +70,8 @@ struct mmkit__registry_header {
  */
 #define MMKIT__REGISTRY_SNAP_RATIO	32
 #define MMKIT__REGISTRY_SNAP_BURST_NS	500000000ll
-/*
- * How long a reader keeps trying, in all, to read the registries of a
- * process: no retry and no registry after the first past it.  Under
- * ThreadSanitizer (the test build) a read of a first registry of 100,000
- * entries alone took 1.4 s of a loaded machine's wall time, and the
- * second registry of a sound process would have been given up.
- */
-#ifdef __SANITIZE_THREAD__
-#define MMKIT__REGISTRY_READ_DEADLINE_NS	10000000000ull
-#else
+/* How long a reader keeps trying, in all, to read the registries of a process. */
 #define MMKIT__REGISTRY_READ_DEADLINE_NS	2000000000ull
-#endif
 /*
  * What readers lock (F_OFD_SETLK, F_RDLCK), the byte at each offset: to
  * ask for a snapshot, and while reading one, which the writer then leaves
