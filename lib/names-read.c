@@ -32,46 +32,54 @@
 /* Reads again at once (after sched_yield()) this many times before sleeping. */
 #define BACKOFF_YIELDS		8
 /*
- * Most entries taken from another process, in all its registries: bounds
- * what their headers make us allocate (a hostile process can hold many).
+ * Most entries read from another process, in all its registries, kept or
+ * dropped as invalid: bounds the time a read takes and, with the chunked
+ * reads (entries_pread()), the memory it allocates, whatever the headers
+ * of a hostile process's many registries claim.
  */
 #define REGISTRY_MAX_ENTRIES	(1u << 20)
 
-/* Keeps the entries a well-behaved writer could have stored; returns how many. */
-static size_t entries_sane(struct mmkit__name_range *e, size_t n)
+/*
+ * Keeps of the @n entries at @e those a well-behaved writer could have
+ * stored, in place: each must start at or after *@last, the end of the
+ * entry kept before it (in an earlier chunk too), which it moves on.
+ * Returns how many.
+ */
+static size_t entries_sane(struct mmkit__name_range *e, size_t n, uint64_t *last)
 {
-	uint64_t last = 0;
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++) {
-		if (e[i].start >= e[i].end || e[i].start < last ||
+		if (e[i].start >= e[i].end || e[i].start < *last ||
 		    !memchr(e[i].name, '\0', sizeof(e[i].name)) || mmkit_name_valid(e[i].name))
 			continue;
-		last = e[i].end;
+		*last = e[i].end;
 		e[k++] = e[i];
 	}
 	return k;
 }
 
-/*
- * The @n entries at @e that pass entries_sane() into *@out, in memory of
- * their size: the bound on entries read counts those kept, so entries
- * dropped must not stay allocated.
- */
-static ssize_t entries_keep(struct mmkit__name_range *e, size_t n, struct mmkit__name_range **out)
+/* Appends the @n entries at @e to @t, which has room for @room; grows it by doubling. */
+static int entries_append(struct mmkit__name_table *t, size_t *room,
+			  const struct mmkit__name_range *e, size_t n)
 {
-	struct mmkit__name_range *smaller;
-	size_t k = entries_sane(e, n);
+	struct mmkit__name_range *bigger;
+	size_t want = *room ? *room : 64;
 
-	if (!k) {
-		free(e);
-		e = NULL;
-	} else if (k < n) {
-		smaller = mmkit__reallocarray(e, k, sizeof(*e));
-		e = smaller ? smaller : e;
+	if (!n)
+		return 0;
+	if (t->n + n > *room) {
+		while (want < t->n + n)
+			want *= 2;
+		bigger = mmkit__reallocarray(t->e, want, sizeof(*t->e));
+		if (!bigger)
+			return -ENOMEM;
+		t->e = bigger;
+		*room = want;
 	}
-	*out = e;
-	return (ssize_t)k;
+	memcpy(t->e + t->n, e, n * sizeof(*e));
+	t->n += n;
+	return 0;
 }
 
 /*
@@ -97,6 +105,13 @@ static void backoff(unsigned int waits)
 struct read_budget {
 	uint64_t deadline;
 	uint64_t dead_at;	/* 0 until a seq is met odd */
+	int started;		/* a registry was read */
+	int waited;		/* one made us wait (retries, a dead writer): see registry_read() */
+	/*
+	 * What every read goes through, READ_CHUNK entries: all a reader
+	 * allocates whatever a header claims (what it keeps aside).
+	 */
+	struct mmkit__name_range *chunk;
 };
 
 /*
@@ -119,53 +134,72 @@ static void ask_snapshot(int fd, int *asked)
 }
 
 /*
- * Reads @n entries at @off of @fd into *@e, in chunks, after each of which
- * the 32-bit seq at @seq_at must still read @seq: a read a writer tears is
- * given up at once, not at its end.  0, 1 if torn, -ENODATA if the file
- * is shorter than its header says, or -errno.
+ * Reads the @n entries at @off of @fd, READ_CHUNK at a time through @b's
+ * buffer, after each chunk checking that the 32-bit seq at @seq_at still
+ * reads @seq: a read a writer tears is given up at once, not at its end.
+ * Keeps in @t (malloc'ed, NULL when none) the entries that pass
+ * entries_sane(), so that what it allocates grows with the entries kept,
+ * never with what a header claims.  0, 1 if torn, -ENODATA if the file is
+ * shorter than its header says, or -errno; @t is left empty but on 0.
+ * *@done gets how many entries were read, whatever the outcome.
  */
 static int entries_pread(int fd, size_t n, off_t off, off_t seq_at, uint32_t seq,
-			 struct mmkit__name_range **e)
+			 struct read_budget *b, struct mmkit__name_table *t, size_t *done)
 {
-	size_t done, part;
+	struct mmkit__name_range *smaller;
+	size_t part = 0, room = 0;
+	uint64_t last = 0;
 	uint32_t now;
 	ssize_t got;
+	int ret = 0;
 
-	*e = NULL;
-	if (!n)
-		return 0;
-	*e = mmkit__calloc(n, sizeof(**e));
-	if (!*e)
-		return -ENOMEM;
-	for (done = 0; done < n; done += part) {
-		part = n - done < READ_CHUNK ? n - done : READ_CHUNK;
-		got = sys_pread(fd, *e + done, part * sizeof(**e), off + (off_t)(done * sizeof(**e)));
+	*t = (struct mmkit__name_table){ NULL, 0 };
+	if (n && !b->chunk) {
+		b->chunk = mmkit__calloc(READ_CHUNK, sizeof(*b->chunk));
+		if (!b->chunk)
+			return -ENOMEM;
+	}
+	for (*done = 0; *done < n && !ret; *done += part) {
+		part = n - *done < READ_CHUNK ? n - *done : READ_CHUNK;
+		got = sys_pread(fd, b->chunk, part * sizeof(*b->chunk),
+				off + (off_t)(*done * sizeof(*b->chunk)));
 		/* The writer sizes the file before it writes a header: shorter, it is no registry. */
-		if (got >= 0 && (size_t)got != part * sizeof(**e))
+		if (got >= 0 && (size_t)got != part * sizeof(*b->chunk))
 			got = -ENODATA;
-		if (got < 0)
+		if (got < 0) {
+			ret = (int)got;
 			break;
+		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		got = sys_pread(fd, &now, sizeof(now), seq_at);
-		if (got != (ssize_t)sizeof(now) || now != seq)
-			break;
+		if (got < 0)
+			ret = (int)got;
+		else if (got != (ssize_t)sizeof(now) || now != seq)
+			ret = 1;
+		else
+			ret = entries_append(t, &room, b->chunk, entries_sane(b->chunk, part, &last));
 	}
-	if (done >= n)
-		return 0;
-	free(*e);
-	*e = NULL;
-	return got < 0 ? (int)got : 1;
+	if (ret || !t->n) {
+		free(t->e);
+		t->e = NULL;
+		t->n = 0;
+	} else if (t->n < room) {
+		smaller = mmkit__reallocarray(t->e, t->n, sizeof(*t->e));
+		t->e = smaller ? smaller : t->e;
+	}
+	return ret;
 }
 
 /*
  * The snapshot of the registry at @fd whose header read @h, if the writer
  * made it since the reader first saw live seq @first (a copy of an older
  * state would undo names set since the read began) and it did not change
- * under the read: how many entries into *@e, -EAGAIN if there is none
- * such, or -errno.
+ * under the read: 0 and the entries kept into @t, -EAGAIN if there is
+ * none such, -E2BIG if it holds more than @room entries, or -errno.
  */
-static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uint32_t first,
-			     size_t room, struct mmkit__name_range **e)
+static int snapshot_read(int fd, const struct mmkit__registry_header *h, uint32_t first,
+			 size_t room, struct read_budget *b, struct mmkit__name_table *t,
+			 size_t *done)
 {
 	int ret;
 
@@ -174,11 +208,10 @@ static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uin
 	if (h->snap_count > room)
 		return -E2BIG;
 	registry_lock(fd, MMKIT__REGISTRY_LOCK_READING);
-	ret = entries_pread(fd, h->snap_count, (off_t)(sizeof(*h) + (uint64_t)h->cap * sizeof(**e)),
-			    offsetof(struct mmkit__registry_header, snap_seq), h->snap_seq, e);
-	if (ret)
-		return ret < 0 ? ret : -EAGAIN;
-	return h->snap_count;
+	ret = entries_pread(fd, h->snap_count,
+			    (off_t)(sizeof(*h) + (uint64_t)h->cap * sizeof(*t->e)),
+			    offsetof(struct mmkit__registry_header, snap_seq), h->snap_seq, b, t, done);
+	return ret > 0 ? -EAGAIN : ret;
 }
 
 /*
@@ -191,29 +224,31 @@ static ssize_t snapshot_read(int fd, const struct mmkit__registry_header *h, uin
  * dead_at was left so by a writer that died in an update: the entries
  * are read as they are, and only those that pass entries_sane() kept (the
  * range being changed may show its old name or none).  Gives up with
- * -EAGAIN when it would retry past @b's deadline.  A file that is not a
- * registry of this version holds no names for us.
+ * -EAGAIN when it would retry past @b's deadline, or read a registry
+ * after the first past it.  A file that is not a registry of this version
+ * holds no names for us.  0 and the entries kept into @out, the number
+ * read (what the header said, or as far as a file shorter than its
+ * header goes) into *@read; -E2BIG if the header claims more than @room
+ * entries; or -errno.
  */
-/* -E2BIG: the header claims more than @room entries. */
-static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
-			     struct mmkit__name_range **out)
+static int registry_read(int fd, size_t room, struct read_budget *b,
+			 struct mmkit__name_table *out, size_t *read)
 {
 	struct mmkit__registry_header h;
-	struct mmkit__name_range *e = NULL;
 	uint32_t first = 0, odd_seq = 0, last_seq = 0;
 	unsigned int waits = 0, odd_waits = 0;
 	int dead, asked = 0, ret;
+	size_t done = 0;
 	uint64_t t0;
 	ssize_t n;
 
-	for (;; free(e), e = NULL) {
+	*out = (struct mmkit__name_table){ NULL, 0 };
+	*read = 0;
+	for (;;) {
 		t0 = sys_monotonic_ns();
-		/* Retries stop at the deadline; a first read goes ahead, however large. */
-		if (waits && t0 > b->deadline)
-			return -EAGAIN;
 		n = sys_pread(fd, &h, sizeof(h), 0);
 		if (n < 0)
-			return n;
+			return (int)n;
 		if ((size_t)n < sizeof(h) || h.magic != MMKIT__REGISTRY_MAGIC ||
 		    h.version != MMKIT__REGISTRY_VERSION)
 			return 0;
@@ -221,16 +256,31 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 			return -E2BIG;
 		if (h.count > h.cap)
 			return 0;
+		/*
+		 * Retries stop at the deadline, and so do the reads of
+		 * registries after the first once one made us wait: what the
+		 * deadline bounds is waiting, however many registries a
+		 * process holds.  Reading, what a hostile process can also
+		 * make us do past it, the bound on entries read (kept or not)
+		 * bounds, and a sound process on a slow machine (a first
+		 * registry of 100,000 entries took over 2 s in an emulated
+		 * guest running other tests) is not given up for it.  What a
+		 * header alone rules out costs one pread.
+		 */
+		if ((waits || (b->started && b->waited)) && t0 > b->deadline)
+			return -EAGAIN;
+		b->started = 1;
+		b->waited |= waits > 0;
 		if (!waits)
 			first = h.seq;
 		if (asked) {
-			n = snapshot_read(fd, &h, first, room, &e);
-			if (n >= 0)
-				return entries_keep(e, (size_t)n, out);
-			if (n == -ENODATA)
+			ret = snapshot_read(fd, &h, first, room, b, out, &done);
+			if (!ret || ret == -ENODATA)
+				*read = done;
+			if (ret == -ENODATA)
 				return 0;
-			if (n != -EAGAIN)
-				return n;
+			if (ret != -EAGAIN)
+				return ret;
 			/*
 			 * While the writer goes on, wait for its snapshot: a
 			 * read of the live entries would be torn again.
@@ -266,7 +316,9 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 			}
 		}
 		ret = entries_pread(fd, h.count, sizeof(h), offsetof(struct mmkit__registry_header, seq),
-				    h.seq, &e);
+				    h.seq, b, out, &done);
+		if (!ret || ret == -ENODATA)
+			*read = done;
 		if (ret == -ENODATA)
 			return 0;
 		if (ret < 0)
@@ -277,7 +329,7 @@ static ssize_t registry_read(int fd, size_t room, struct read_budget *b,
 			last_seq = h.seq;
 			continue;
 		}
-		return entries_keep(e, h.count, out);
+		return 0;
 	}
 }
 
@@ -547,7 +599,7 @@ static int registry_open(int dfd, const char *name, struct seen *seen,
 struct pid_read {
 	struct seen seen;
 	struct mmkit__name_table *regs;
-	size_t entries;		/* allocated for so far, at most REGISTRY_MAX_ENTRIES */
+	size_t entries;		/* read so far (kept or not), at most REGISTRY_MAX_ENTRIES */
 	struct mmkit__names_stats *stats;
 	struct read_budget budget;
 };
@@ -555,10 +607,9 @@ struct pid_read {
 static int read_one(int fd_dir, const char *name, void *arg)
 {
 	struct pid_read *r = arg;
-	struct mmkit__name_range *e = NULL;
-	struct mmkit__name_table *bigger;
-	ssize_t got;
-	int fd;
+	struct mmkit__name_table *bigger, t;
+	size_t read;
+	int fd, ret;
 
 	fd = registry_open(fd_dir, name, &r->seen, r->stats);
 	if (fd == -ENOENT)
@@ -572,16 +623,17 @@ static int read_one(int fd_dir, const char *name, void *arg)
 		return -ENOMEM;
 	}
 	r->regs = bigger;
-	got = registry_read(fd, REGISTRY_MAX_ENTRIES - r->entries, &r->budget, &e);
+	ret = registry_read(fd, REGISTRY_MAX_ENTRIES - r->entries, &r->budget, &t, &read);
 	sys_close(fd);
-	if (got == -E2BIG) {
+	if (ret == -E2BIG) {
 		r->stats->too_big++;
 		return 0;
 	}
-	if (got < 0)
-		return (int)got;
-	r->entries += (size_t)got;
-	r->regs[r->stats->registries++] = (struct mmkit__name_table){ e, (size_t)got };
+	if (ret)
+		return ret;
+	/* Entries dropped as invalid cost the read all the same: they count. */
+	r->entries += read;
+	r->regs[r->stats->registries++] = t;
 	return 0;
 }
 
@@ -593,7 +645,7 @@ static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range
 				 struct mmkit__names_stats *stats)
 {
 	struct pid_read r = { { NULL, 0, 0 }, NULL, 0, stats,
-			      { sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS, 0 } };
+			      { sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS, 0, 0, 0, NULL } };
 	char path[64];
 	ssize_t got = 0;
 	int dfd, ret;
@@ -607,6 +659,7 @@ static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range
 	ret = mmkit__fds_linked_to(dfd, MMKIT__REGISTRY_LINK, read_one, &r);
 	sys_close(dfd);
 	free(r.seen.ids);
+	free(r.budget.chunk);
 	if (!ret) {
 		got = tables_merge(r.regs, stats->registries, out);
 	} else {
@@ -619,10 +672,18 @@ static ssize_t registry_read_pid(pid_t pid, int procfd, struct mmkit__name_range
 
 ssize_t mmkit__names_read_fd(int fd, size_t max, struct mmkit__name_range **out)
 {
-	struct read_budget b = { sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS, 0 };
+	struct read_budget b = { .deadline = sys_monotonic_ns() + MMKIT__REGISTRY_READ_DEADLINE_NS };
+	struct mmkit__name_table t = { NULL, 0 };
+	size_t read;
+	int ret;
 
 	*out = NULL;
-	return registry_read(fd, max < REGISTRY_MAX_ENTRIES ? max : REGISTRY_MAX_ENTRIES, &b, out);
+	ret = registry_read(fd, max < REGISTRY_MAX_ENTRIES ? max : REGISTRY_MAX_ENTRIES, &b, &t, &read);
+	free(b.chunk);
+	if (ret)
+		return ret;
+	*out = t.e;
+	return (ssize_t)t.n;
 }
 
 ssize_t mmkit__names_read(pid_t pid, int procfd, struct mmkit__name_range **out,

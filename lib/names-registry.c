@@ -37,8 +37,9 @@
  * the old one: /proc shows no identity for anonymous VMAs, and marking
  * them with a madvise() flag would change how they behave.  Likewise
  * mremap() moves memory without its name.  So: clear a name (name NULL)
- * before munmap().  The prctl path has none of these gaps: there the name
- * belongs to the VMA.
+ * before munmap().  The library's own unmaps and moves close the gap for
+ * what they unmap (mmkit__registry_moved()).  The prctl path has none of
+ * these gaps: there the name belongs to the VMA.
  *
  * The same code keeps the registries of other processes in a supervisor
  * (mmkit run --names: cli/names-supervise.c), one struct mmkit__registry
@@ -394,6 +395,8 @@ static int registry_set(struct mmkit__registry *r, uint64_t start, uint64_t end,
 		return ret;
 	first = mmkit__ranges_set(r->t.e, &r->t.n, start, end, name, &last);
 	mmkit__names_memfd_publish(&r->memfd, &r->t, first, last);
+	if (name)
+		__atomic_store_n(&r->used, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -550,4 +553,54 @@ ssize_t mmkit__registry_copy(struct mmkit__name_range **out)
 	pthread_mutex_unlock(&self.lock);
 	*out = e;
 	return n;
+}
+
+/*
+ * The library's own unmaps and moves (refpage.c, secret.c) take the names of what
+ * they unmap or move along, which the registry could not see otherwise
+ * (the gap above).  A process that never stored a name takes no lock: a
+ * preloaded allocator may unmap with its own lock held, and the fork
+ * handlers here would then take the two in the other order.
+ */
+int mmkit__registry_named(void)
+{
+	return __atomic_load_n(&self.used, __ATOMIC_ACQUIRE);
+}
+
+int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to)
+{
+	struct mmkit__name_range *moved = NULL;
+	size_t i, j, n = 0;
+	int ret = 0;
+
+	if (!mmkit__registry_named())
+		return 0;
+	pthread_mutex_lock(&self.lock);
+	/* The entries over [from, from + keep), clipped to it: what moves (sorted by start). */
+	for (i = 0; i < self.t.n && keep && self.t.e[i].start < from + keep; i++)
+		n += self.t.e[i].end > from;
+	if (n) {
+		moved = mmkit__calloc(n, sizeof(*moved));
+		if (!moved)
+			ret = -ENOMEM;
+	}
+	for (i = 0, j = 0; moved && j < n; i++) {
+		if (self.t.e[i].end <= from)
+			continue;
+		moved[j] = self.t.e[i];
+		moved[j].start = (moved[j].start > from ? moved[j].start : from) - from + to;
+		moved[j].end = (moved[j].end < from + keep ? moved[j].end : from + keep) - from + to;
+		j++;
+	}
+	if (!ret)
+		ret = registry_set(&self, from, from + len, NULL);
+	/* Whatever stale name the destination had (a plain munmap's) goes too. */
+	if (!ret && keep)
+		ret = registry_set(&self, to, to + keep, NULL);
+	for (i = 0; !ret && i < n; i++)
+		ret = registry_set(&self, moved[i].start, moved[i].end, moved[i].name);
+	free(moved);
+	mmkit__names_memfd_snapshot(&self.memfd, &self.t);
+	pthread_mutex_unlock(&self.lock);
+	return ret;
 }

@@ -113,6 +113,7 @@ struct mmkit__registry {
 	size_t room;			/* entries t.e has room for */
 	size_t prune_at;		/* entries that make registry_prune() look */
 	struct mmkit__names_memfd memfd;
+	int used;			/* a name was stored once: set under lock, read without */
 };
 
 /* Registry size below which unmapped ranges are not looked for (registry_prune()). */
@@ -147,6 +148,14 @@ int mmkit__registry_fill(struct mmkit__registry *r, const struct mmkit__name_ran
 int mmkit__registry_memfd(struct mmkit__registry *r, struct stat *st);
 /* Frees @r's names and closes its memfd. */
 void mmkit__registry_release(struct mmkit__registry *r);
+/*
+ * [@from, @from + @len) is unmapped or moved by the library: its names go,
+ * those of its first @keep bytes to [@to, @to + @keep).  0 or -errno (the
+ * names are then as they were, or partly moved).
+ */
+int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to);
+/* 1 if this process ever stored a name in the registry: only then can there be one to clear. */
+int mmkit__registry_named(void);
 /* A malloc'ed copy of this process's registry entries; how many, or -errno. */
 ssize_t mmkit__registry_copy(struct mmkit__name_range **out);
 /*

@@ -12,13 +12,26 @@
  * default vm.max_map_count of 65,530 reaches 255 GiB of ranges if nothing
  * else is mapped, and 128 GiB takes 32,768 of it.
  *
- * The file is filled with pwritev(2), not through a mapping, so filling it
- * adds nothing to the resident set.  After fork(2) parent and child share
- * the files (and files_lock is not held across the fork): growth writes
- * the same pattern and tags again over what the other may have written
- * and never shrinks the file, so neither disturbs the other's mappings.
+ * The file is sealed.  Unsealed, a process that may open this one's
+ * descriptors (/proc/PID/fd/N: the same user) could write it, and the
+ * untouched pages of every object of the pattern would read its bytes, or
+ * truncate it, and the next read of an untouched page would be SIGBUS.
+ * A sealed file cannot grow, so each growth makes a new file of the size
+ * wanted (file_make()): sealed against shrinking and growing, filled with
+ * pwritev(2) (not through a mapping, so filling it adds nothing to the
+ * resident set), tagged, sealed against writes (F_SEAL_WRITE: private
+ * mappings stay writable, copy on write), then read back and compared
+ * with the pattern, which catches a peer that opened it and wrote it
+ * before the seals.  dup3(2) then puts it at the descriptor number every
+ * object of the pattern maps, atomically: a map running meanwhile maps
+ * the old file or the new one, each whole up to the size it read.  The
+ * old file lives on in the mappings made of it, and its page cache with
+ * it: while ranges mapped before a growth live, a pattern can cost up to
+ * twice its window.  After fork(2) parent and child each grow the files
+ * in their own descriptor table (files_lock is not held across the fork).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,12 +43,17 @@
 #define WINDOW_MAX		REFPAGE_MEMFD_WINDOW_MAX
 /* Pages written by one pwritev(2): the iovec array lives on the stack. */
 #define FILL_IOV		64
+/* Bytes read back by one pread(2) when a file is checked: a stack buffer. */
+#define CHECK_BYTES		4096
+/* What seals a pattern file once filled: nobody writes, shrinks, grows or unseals it. */
+#define FILE_SEALS		(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 
 struct refpage_pattern_file {
 	struct refpage_pattern_file *next;
 	unsigned long refs;
+	/* A sealed memfd, replaced (dup3) by a larger one at each growth. */
 	int fd;
-	/* Bytes of pattern from offset 0: read without files_lock, set under it. */
+	/* Bytes of pattern in it: read without files_lock, set under it after the dup3. */
 	size_t size;
 	/* MMKIT_REFPAGE_TAGGED or 0. */
 	unsigned int flags;
@@ -62,12 +80,13 @@ static int memfd_open(void)
 	int fd;
 
 	if (!__atomic_load_n(&noexec_refused, __ATOMIC_RELAXED)) {
-		fd = sys_memfd_create(MMKIT__REFPAGE_MEMFD_NAME, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
+		fd = sys_memfd_create(MMKIT__REFPAGE_MEMFD_NAME,
+				      MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
 		if (fd != -EINVAL)
 			return fd;
 		__atomic_store_n(&noexec_refused, 1, __ATOMIC_RELAXED);
 	}
-	return sys_memfd_create(MMKIT__REFPAGE_MEMFD_NAME, MFD_CLOEXEC);
+	return sys_memfd_create(MMKIT__REFPAGE_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }
 
 static int memfd_available(char *why, size_t len)
@@ -156,6 +175,9 @@ static int file_new(const struct mmkit_refpage *rp, struct refpage_pattern_file 
 	if (fd < 0)
 		return fd;
 	ret = rp->flags & MMKIT_REFPAGE_TAGGED ? memfd_check_tags(fd) : 0;
+	/* Empty and never mapped until it grows (file_grow()), but nobody else's to write either. */
+	if (!ret)
+		ret = sys_fcntl(fd, F_ADD_SEALS, FILE_SEALS);
 	/* The pattern page, then the header and tags: no malloc, which may touch errno. */
 	if (!ret)
 		ret = sys_mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
@@ -212,33 +234,35 @@ static void memfd_destroy(struct mmkit_refpage *rp)
 	pthread_mutex_unlock(&files_lock);
 }
 
-/* Tagged: the tags of [from, to), set through a shared PROT_MTE mapping. */
-static int file_tag(struct refpage_pattern_file *f, size_t from, size_t to)
+/*
+ * Tagged: the tags of the @size bytes of @fd, set through a shared
+ * PROT_MTE mapping, gone before the file is sealed against writes.
+ */
+static int file_tag(struct refpage_pattern_file *f, int fd, size_t size)
 {
 	size_t page = sys_page_size(), off, g;
 	unsigned char *p;
 	void *mem;
 	int ret;
 
-	ret = sys_mmap(NULL, to - from, PROT_READ | PROT_WRITE | MMKIT_PROT_MTE, MAP_SHARED,
-		       f->fd, (off_t)from, &mem);
+	ret = sys_mmap(NULL, size, PROT_READ | PROT_WRITE | MMKIT_PROT_MTE, MAP_SHARED, fd, 0,
+		       &mem);
 	if (ret)
 		return ret;
 	p = mem;
-	for (off = 0; off < to - from; off += page)
+	for (off = 0; off < size; off += page)
 		for (g = 0; g < page / MMKIT_MTE_GRANULE; g++)
 			mmkit__mte_set_tag(mmkit__mte_with_tag(p + off + g * MMKIT_MTE_GRANULE,
 							       f->tags[g]));
-	sys_munmap(mem, to - from);
+	sys_munmap(mem, size);
 	return 0;
 }
 
 /*
- * Writes the pattern over [from, to) of the file, which grows to @to if
- * it is shorter (pwritev(2) never shrinks it), then the tags.  A short
+ * Writes the pattern over the @size bytes of @fd, then the tags.  A short
  * write goes on from where it stopped, mid-page too.
  */
-static int file_fill(struct refpage_pattern_file *f, size_t from, size_t to)
+static int file_fill(struct refpage_pattern_file *f, int fd, size_t size)
 {
 	size_t page = sys_page_size(), off, in_page, n, i;
 	struct iovec iov[FILL_IOV];
@@ -246,18 +270,79 @@ static int file_fill(struct refpage_pattern_file *f, size_t from, size_t to)
 
 	for (i = 0; i < FILL_IOV; i++)
 		iov[i] = (struct iovec){ f->page, page };
-	for (off = from; off < to; off += (size_t)done) {
+	for (off = 0; off < size; off += (size_t)done) {
 		in_page = off % page;
 		if (in_page) {
-			done = sys_pwrite(f->fd, f->page + in_page, page - in_page, (off_t)off);
+			done = sys_pwrite(fd, f->page + in_page, page - in_page, (off_t)off);
 		} else {
-			n = (to - off) / page < FILL_IOV ? (to - off) / page : FILL_IOV;
-			done = sys_pwritev(f->fd, iov, (int)n, (off_t)off);
+			n = (size - off) / page < FILL_IOV ? (size - off) / page : FILL_IOV;
+			done = sys_pwritev(fd, iov, (int)n, (off_t)off);
 		}
 		if (done <= 0)
 			return done ? (int)done : -EIO;
 	}
-	return f->flags & MMKIT_REFPAGE_TAGGED ? file_tag(f, from, to) : 0;
+	return f->flags & MMKIT_REFPAGE_TAGGED ? file_tag(f, fd, size) : 0;
+}
+
+/*
+ * The @size bytes of the sealed @fd read back, CHECK_BYTES at a time:
+ * each must be the pattern.  A peer that opened the file and wrote it
+ * before the seals (it may have, between memfd_create() and
+ * F_SEAL_WRITE) fails the growth, with -EBUSY.  The tags cannot be read
+ * this way: a peer's tags would fault the first access they do not fit.
+ */
+static int file_check(const struct refpage_pattern_file *f, int fd, size_t size)
+{
+	size_t page = sys_page_size(), off, in_page, want;
+	unsigned char buf[CHECK_BYTES];
+	ssize_t got;
+
+	for (off = 0; off < size; off += (size_t)got) {
+		in_page = off % page;
+		/* Never past the end of the pattern page, whatever a short read left. */
+		want = page - in_page < sizeof(buf) ? page - in_page : sizeof(buf);
+		got = sys_pread(fd, buf, want, (off_t)off);
+		if (got <= 0)
+			return got ? (int)got : -EIO;
+		if (memcmp(buf, f->page + in_page, (size_t)got)) {
+			mmkit__error_detail(-EBUSY, "the new memfd pattern file was written by another process before it was sealed (at offset %zu)",
+					    off);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A new pattern file of @size bytes into *@out: sealed against shrinking
+ * and growing before it is filled (a peer that truncated it meanwhile
+ * would make the fill fail, not our mappings fault), against writes once
+ * filled, then checked.
+ */
+static int file_make(struct refpage_pattern_file *f, size_t size, int *out)
+{
+	int fd = memfd_open(), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = sys_ftruncate(fd, (off_t)size);
+	if (!ret)
+		ret = sys_fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
+	if (!ret)
+		ret = file_fill(f, fd, size);
+	if (!ret) {
+		ret = sys_fcntl(fd, F_ADD_SEALS, FILE_SEALS);
+		if (ret == -EBUSY)
+			mmkit__error_detail(ret, "another process mapped the new memfd pattern file writable before it was sealed");
+	}
+	if (!ret)
+		ret = file_check(f, fd, size);
+	if (ret) {
+		sys_close(fd);
+		return ret;
+	}
+	*out = fd;
+	return 0;
 }
 
 /* The window a range of @len bytes wants: all of it, from WINDOW_MIN up to WINDOW_MAX. */
@@ -271,20 +356,27 @@ static size_t window_for(size_t len)
 }
 
 /*
- * Grows @f to at least @want bytes of pattern; its size into *@size.
- * Mappings only use offsets below the size they were made with, so growing
- * never disturbs them.
+ * Grows @f to at least @want bytes of pattern; its size into *@size.  A
+ * new file replaces the old one at the same descriptor number (dup3):
+ * mappings made of the old one keep it, and use only offsets below the
+ * size they were made with.
  */
 static int file_grow(struct refpage_pattern_file *f, size_t want, size_t *size)
 {
-	int ret = 0;
+	int fd, ret = 0;
 
 	*size = __atomic_load_n(&f->size, __ATOMIC_ACQUIRE);
 	if (*size >= want)
 		return 0;
 	pthread_mutex_lock(&files_lock);
 	if (f->size < want) {
-		ret = file_fill(f, f->size, want);
+		ret = file_make(f, want, &fd);
+		if (!ret) {
+			ret = sys_dup3(fd, f->fd, O_CLOEXEC);
+			ret = ret < 0 ? ret : 0;
+			sys_close(fd);
+		}
+		/* After the dup3: a map that reads this size maps the new file. */
 		if (!ret)
 			__atomic_store_n(&f->size, want, __ATOMIC_RELEASE);
 	}

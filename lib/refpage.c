@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "names.h"
 #include "refpage.h"
 
 #define REFPAGE_ENV		"MMKIT_REFPAGE_BACKEND"
@@ -358,11 +359,18 @@ MMKIT_EXPORT int mmkit_refpage_attach(struct mmkit_refpage *rp, void *addr, size
 	return MMKIT__CALL(refpage_attach(rp, addr, len));
 }
 
+/*
+ * The names of the range go first: the registry cannot see an unmap, and
+ * the next mapping at these addresses would show them.  If they cannot
+ * go (no memory), the range stays mapped.
+ */
 static int refpage_unmap(struct mmkit_refpage *rp, void *addr, size_t len)
 {
 	size_t rounded;
 	int ret = check_user_range(rp, addr, len, &rounded);
 
+	if (!ret)
+		ret = mmkit__registry_moved((uintptr_t)addr, rounded, 0, 0);
 	return ret ? ret : rp->backend->unmap(rp, addr, rounded);
 }
 
@@ -425,6 +433,12 @@ static int refpage_remap(struct mmkit_refpage *rp, void *old_addr, size_t old_le
 	if (old_rounded > keep)
 		rp->backend->unmap(rp, (unsigned char *)old_addr + keep, old_rounded - keep);
 	*new_addr = dst;
+	/*
+	 * The registry's names move with the memory, as the kernel's do with
+	 * mremap(2).  Best effort: the memory has moved, which a failure must
+	 * not hide; only a lack of memory for the table fails it.
+	 */
+	mmkit__registry_moved((uintptr_t)old_addr, old_rounded, keep, (uintptr_t)dst);
 	return 0;
 }
 

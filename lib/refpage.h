@@ -47,8 +47,8 @@ struct mmkit_refpage {
 	unsigned char *page;
 	/*
 	 * kmod, syscall: the refpage.ko or refpage_create(2) descriptor,
-	 * whose every offset is the pattern.  memfd: the descriptor of
-	 * @file, which owns it.
+	 * whose every offset is the pattern.  memfd: the descriptor number of
+	 * @file, which owns it (the file behind it is replaced as it grows).
 	 */
 	int fd;
 	struct refpage_pattern_file *file;

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "names.h"
 #include "secret.h"
 
 static void atfork_prepare(void);
@@ -177,6 +178,34 @@ MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 	return MMKIT__CALL(secret_alloc(p, size, flags));
 }
 
+/*
+ * The pages of a span may carry registry names (mmkit_name() of an mlock
+ * secret, where the kernel does not name VMAs): they go before the span
+ * is cached or unmapped, or the next secret there, or whatever is mapped
+ * there next, would show them.  Outside S.lock: a fork takes the
+ * registry's lock before S.lock when the registry began last.  The
+ * caller owns @p, so the span is still there when it frees it.
+ */
+static void span_names_forget(void *p)
+{
+	struct span *sp;
+	uintptr_t start = 0;
+	size_t len = 0;
+
+	if (!mmkit__registry_named())
+		return;
+	pthread_mutex_lock(&S.lock);
+	sp = secret__chunk_of(p) ? NULL : secret__span_find(p);
+	if (sp) {
+		start = (uintptr_t)sp->base + S.page;
+		len = sp->pages * S.page;
+	}
+	pthread_mutex_unlock(&S.lock);
+	/* Best effort, as a free cannot fail: without memory the names stay. */
+	if (len)
+		mmkit__registry_moved(start, len, 0, 0);
+}
+
 MMKIT_EXPORT void mmkit_secret_free(void *p)
 {
 	struct chunk *c;
@@ -188,6 +217,7 @@ MMKIT_EXPORT void mmkit_secret_free(void *p)
 		secret__die(p, "invalid pointer: the allocator never started");
 	if (!secret__cache_free(p))
 		return;
+	span_names_forget(p);
 	pthread_mutex_lock(&S.lock);
 	c = secret__chunk_of(p);
 	if (c) {

@@ -349,6 +349,13 @@ ssize_t sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
 	return RESULT(pwritev(fd, iov, iovcnt, off));
 }
 
+int sys_dup3(int oldfd, int newfd, int flags)
+{
+	FAULT(SYS_FAULT_FD_CREATE);
+	SAVE_ERRNO;
+	return RESULT(dup3(oldfd, newfd, flags));
+}
+
 int sys_ftruncate(int fd, off_t len)
 {
 	FAULT(SYS_FAULT_FTRUNCATE);

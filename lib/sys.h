@@ -47,6 +47,8 @@ int sys_refpage_create(long nr, const void *content, unsigned long flags);
 int sys_open(const char *path, int flags, mode_t mode);
 int sys_openat(int dirfd, const char *path, int flags, mode_t mode);
 int sys_close(int fd);
+/* dup3(2): @newfd becomes @oldfd's file, atomically, whatever it was; @newfd or -errno. */
+int sys_dup3(int oldfd, int newfd, int flags);
 ssize_t sys_read(int fd, void *buf, size_t len);
 ssize_t sys_pread(int fd, void *buf, size_t len, off_t off);
 ssize_t sys_write(int fd, const void *buf, size_t len);
@@ -105,7 +107,7 @@ enum sys_fault_kind {
 	SYS_FAULT_PRCTL,
 	SYS_FAULT_RLIMIT,	/* getrlimit, setrlimit */
 	SYS_FAULT_CAPGET,	/* sys_has_capability() then answers 0 */
-	SYS_FAULT_FD_CREATE,	/* memfd_create, memfd_secret, userfaultfd, refpage_create */
+	SYS_FAULT_FD_CREATE,	/* memfd_create, memfd_secret, userfaultfd, refpage_create, dup3 */
 	SYS_FAULT_OPEN,		/* open, openat */
 	SYS_FAULT_CLOSE,
 	SYS_FAULT_READ,		/* read, pread, readlinkat, getdents64, process_vm_readv */

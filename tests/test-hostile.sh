@@ -16,11 +16,15 @@
 # registry (60,000 entries through 10 fds); sparse (8 TiB named in two
 # halves, two pages resident); writer (renaming without pause); dead (a
 # registry whose seq a dead writer left odd); dead15 (15 such registries:
-# $dead_limit seconds); longline (a maps line past 4096 bytes whose tail
-# forges a secretmem mapping); flood (16 threads of a program under
-# mmkit run --names name one page past vm.max_map_count, lowered to 8192
-# for the case: the supervisor refuses the rest with ENOMEM, as the kernel
-# would, its memory stays bounded, and the report shows the names).  Then a peer with read access attacks a
+# $dead_limit seconds); claims (100 sparse registries whose headers claim
+# 1,000,000 entries each, all invalid: $claims_cpu_limit s of CPU and
+# $claims_vm_limit KiB of address space, where reading what each header
+# claimed took 96 MiB and 0.06 s of CPU a registry); longline (a maps line
+# past 4096 bytes whose tail forges a secretmem mapping); flood (16 threads
+# of a program under mmkit run --names name one page past
+# vm.max_map_count, lowered to 8192 for the case: the supervisor refuses
+# the rest with ENOMEM, as the kernel would, its memory stays bounded, and
+# the report shows the names).  Then a peer with read access attacks a
 # process through its registry (hostile-peer against hostile-victim):
 # count (writes the header's count: the victim must survive and keep
 # working), pause (asks for pauses without end: the victim's 100 renames
@@ -31,6 +35,8 @@ mmkit="$MMKIT_BUILD/mmkit"
 hostile="$MMKIT_BUILD/tests/hostile"
 cpu_limit=5 wall_limit=120
 dead_limit=3
+claims_cpu_limit=2 claims_vm_limit=65536
+vm_limit=""
 victim_limit=3
 tmp=$(mktemp -d)
 pid=""
@@ -105,17 +111,18 @@ stop() {
 	[ -z "$peer" ] || { kill "$peer" 2>/dev/null; wait "$peer" 2>/dev/null; peer=""; }
 }
 
-# run OUT ARGS...: mmkit ARGS into OUT within the limits, exit 0.
+# run OUT ARGS...: mmkit ARGS into OUT within the limits (and an address
+# space of $vm_limit KiB, if set), exit 0.
 run() {
 	out=$1; shift
-	timeout -k 2 "$wall_limit" sh -c 'ulimit -S -t "$0" && exec "$@"' "$cpu_limit" "$mmkit" "$@" \
-		>"$out" 2>"$out.err"
+	timeout -k 2 "$wall_limit" sh -c 'ulimit -S -t "$0" && { [ -z "$1" ] || ulimit -S -v "$1"; } &&
+		shift && exec "$@"' "$cpu_limit" "$vm_limit" "$mmkit" "$@" >"$out" 2>"$out.err"
 	rc=$?
 	case $rc in
 	0)	return 0 ;;
 	124|137) why="mmkit $* did not finish in ${wall_limit}s" ;;
 	152)	why="mmkit $* used over ${cpu_limit}s of CPU (SIGXCPU)" ;;
-	*)	why="mmkit $*: exit $rc: $(cat "$out.err")" ;;
+	*)	why="mmkit $*: exit $rc: $(cat "$out.err")${vm_limit:+ (address space: $vm_limit KiB)}" ;;
 	esac
 	return 1
 }
@@ -278,6 +285,17 @@ case_dead15() {
 	return $rc
 }
 
+# A reader's memory and time must not follow what hostile headers claim.
+case_claims() {
+	start hostile-claims || return
+	saved_limit=$cpu_limit
+	cpu_limit=$claims_cpu_limit vm_limit=$claims_vm_limit
+	maps claims
+	rc=$?
+	cpu_limit=$saved_limit vm_limit=""
+	return $rc
+}
+
 # victim_round: SIGUSR1 makes the victim rename 100 times (mmkit_regions(0)
 # after each); it must say "done" within $victim_limit s and live on.
 victim_round() {
@@ -336,7 +354,7 @@ case_longline() {
 		secrets longline 'all(p["pid"] != a[0] for p in d["processes"])' "$pid"
 }
 
-for c in names decoy registry distinct sparse writer dead dead15 longline count pause flood; do
+for c in names decoy registry distinct sparse writer dead dead15 claims longline count pause flood; do
 	why=""
 	case_$c
 	rc=$?

@@ -5,7 +5,9 @@
  * merge by: the later overrides the earlier where they overlap, checked
  * against mmkit__ranges_set(), which wrote that rule first), a writer
  * renaming in a loop, a writer that died mid-update, registries so large
- * that together they pass the reader's bound on entries.  Each reader
+ * that together they pass the reader's bound on entries (also when every
+ * entry is invalid, or the file ends an entry short of what its header
+ * claims: the bound counts the entries read, not those kept).  Each reader
  * runs under a CPU-time alarm (a reader spinning on a registry that never
  * settles uses CPU) and its times are printed; a read that uses more than
  * READ_LIMIT_MS of CPU fails (it was 6.8 s for 60,000 names through 10
@@ -90,6 +92,8 @@ struct setup {
 	int busy;		/* a thread renames page 0 in a loop */
 	int dead;		/* seq left odd, as by a writer that died mid-update */
 	int huge;		/* more registries of HUGE_NAMES entries each, far from mem */
+	int invalid;		/* the huge registries' entries are all zero: invalid */
+	int cut;		/* and each file ends an entry short of its header's count */
 	pid_t pid;
 };
 
@@ -136,8 +140,12 @@ static int write_registry(const struct setup *s, int r, int after_fd)
 	return fd;
 }
 
-/* A registry of HUGE_NAMES one-page ranges a page apart, from @base; after @after_fd. */
-static int write_huge_registry(uint64_t base, int after_fd)
+/*
+ * A registry of HUGE_NAMES one-page ranges a page apart, from @base, or
+ * (@invalid) of as many zero entries, a sparse file, which (@cut) ends an
+ * entry short of them; after @after_fd.
+ */
+static int write_huge_registry(uint64_t base, int invalid, int cut, int after_fd)
 {
 	struct mmkit__registry_header h = registry_forged_header(HUGE_NAMES, 0);
 	struct mmkit__name_range *e = calloc(HUGE_NAMES, sizeof(*e));
@@ -145,13 +153,15 @@ static int write_huge_registry(uint64_t base, int after_fd)
 	int fd;
 
 	T_ASSERT(e);
-	for (i = 0; i < HUGE_NAMES; i++) {
+	for (i = 0; i < HUGE_NAMES && !invalid; i++) {
 		e[i].start = base + 2 * i * page;
 		e[i].end = e[i].start + page;
 		strcpy(e[i].name, "huge");
 	}
-	fd = registry_forge(&h, e, HUGE_NAMES, after_fd);
+	fd = registry_forge(&h, e, invalid ? 0 : HUGE_NAMES, after_fd);
 	T_ASSERT(fd > after_fd);
+	if (cut)
+		T_EQ(ftruncate(fd, (off_t)(sizeof(h) + (HUGE_NAMES - 1) * sizeof(*e))), 0);
 	free(e);
 	return fd;
 }
@@ -208,7 +218,7 @@ static void target(void *arg)
 	for (k = 1; k <= s->extra; k++)
 		fd = write_registry(s, k, fd);
 	for (k = 0; k < s->huge; k++)
-		fd = write_huge_registry((uint64_t)(k + 1) << 44, fd);
+		fd = write_huge_registry((uint64_t)(k + 1) << 44, s->invalid, s->cut, fd);
 	if (s->busy)
 		T_EQ(pthread_create(&thread, NULL, renamer, (void *)s), 0);
 }
@@ -270,7 +280,7 @@ static void reader(void *arg)
 		/* The library's and the first huge one fit the bound; the others do not. */
 		T_EQ(stats.registries, 2);
 		T_EQ(stats.too_big, s->huge - 1);
-		T_EQ(n, s->pages + HUGE_NAMES);
+		T_EQ(n, s->pages + (s->invalid ? 0 : HUGE_NAMES));
 		free(e);
 		return;
 	}
@@ -372,6 +382,8 @@ int main(void)
 	struct setup busy = { .pages = BUSY_NAMES, .dup_fds = 1, .busy = 1 };
 	struct setup dead = { .pages = BUSY_NAMES, .dup_fds = 1, .dead = 1 };
 	struct setup huge = { .pages = SMALL_NAMES, .dup_fds = 1, .huge = 3 };
+	struct setup invalid = { .pages = SMALL_NAMES, .dup_fds = 1, .huge = 3, .invalid = 1 };
+	struct setup cut = { .pages = SMALL_NAMES, .dup_fds = 1, .huge = 3, .invalid = 1, .cut = 1 };
 	struct mmkit__name_range *e;
 	struct mmkit_features f;
 	char *p;
@@ -394,6 +406,10 @@ int main(void)
 
 	T_CASE("three more registries of 600,000 names: the reader keeps 2^20 entries at most");
 	read_target(&huge);
+	T_CASE("three registries of 600,000 invalid entries: those read count toward 2^20");
+	read_target(&invalid);
+	T_CASE("three files an entry short of their headers' 600,000: what was read counts");
+	read_target(&cut);
 
 	T_CASE("a peer that opens the registry read-write can change nothing in it");
 	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

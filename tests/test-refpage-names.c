@@ -3,8 +3,10 @@
  * Naming reference-page memory (mmkit_name(3), "Reference pages"), on the
  * backend named on the command line: a range mapped, one tiled over
  * several mappings and an arena attached keep the name mmkit_name() gave
- * them, in mmkit_regions() and in `mmkit maps`; clearing works; ordinary
- * files and other memfds are still refused with EBADF.
+ * them, in mmkit_regions() and in `mmkit maps`; clearing works;
+ * unmapping through the library takes the names along (an anonymous
+ * mapping made at those addresses next shows none), and remapping moves
+ * them; ordinary files and other memfds are still refused with EBADF.
  */
 #include <stdint.h>
 #include <sys/mman.h>
@@ -112,6 +114,62 @@ static void attach_keeps_name(struct mmkit_refpage *rp)
 	T_EQ(mmkit_refpage_unmap(rp, p, len), 0);
 }
 
+/* Anonymous memory at exactly @p, which must be free: whatever name it shows is stale. */
+static void map_at(void *p, size_t len)
+{
+	void *q = mmap(p, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	T_ASSERT(q == p);
+}
+
+/*
+ * mmkit_refpage_unmap() of a named range, in part and whole: the next
+ * mapping at those addresses is not reported under the old name.
+ */
+static void unmap_forgets(struct mmkit_refpage *rp)
+{
+	size_t len = NPAGES * page;
+	unsigned char *p;
+	void *v;
+
+	T_EQ(mmkit_refpage_map(rp, len, PROT_READ | PROT_WRITE, &v), 0);
+	p = v;
+	T_EQ(mmkit_name(p, len, "refpage-unmapped"), 0);
+	T_EQ(named_bytes(p, len, "refpage-unmapped"), len);
+	/* The middle four pages, then the rest. */
+	T_EQ(mmkit_refpage_unmap(rp, p + 4 * page, 4 * page), 0);
+	map_at(p + 4 * page, 4 * page);
+	T_EQ(named_bytes(p, len, "refpage-unmapped"), len - 4 * page);
+	T_EQ(munmap(p + 4 * page, 4 * page), 0);
+	T_EQ(mmkit_refpage_unmap(rp, p, len), 0);
+	map_at(p, len);
+	T_EQ(named_bytes(p, len, "refpage-unmapped"), 0);
+	T_EQ(munmap(p, len), 0);
+}
+
+/* mmkit_refpage_remap() moves the names with the memory, as mremap(2) moves the kernel's. */
+static void remap_moves_name(struct mmkit_refpage *rp)
+{
+	size_t len = NPAGES * page;
+	unsigned char *p, *q;
+	void *v;
+
+	T_EQ(mmkit_refpage_map(rp, len, PROT_READ | PROT_WRITE, &v), 0);
+	p = v;
+	p[0] = 3;
+	T_EQ(mmkit_name(p + page, len - page, "refpage-moved"), 0);
+	T_EQ(mmkit_refpage_remap(rp, p, len, 2 * len, &v), 0);
+	q = v;
+	T_EQ(q[0], 3);
+	T_EQ(named_bytes(q + page, len - page, "refpage-moved"), len - page);
+	T_EQ(named_bytes(q, 2 * len, "refpage-moved"), len - page);
+	map_at(p, len);
+	T_EQ(named_bytes(p, len, "refpage-moved"), 0);
+	T_EQ(munmap(p, len), 0);
+	T_EQ(mmkit_refpage_unmap(rp, q, 2 * len), 0);
+}
+
 /*
  * Files that are not reference pages: a temporary file, a memfd of another
  * name.  Since 6.11 the kernel maps a tmpfs file that has no link at mmap()
@@ -181,6 +239,10 @@ int main(int argc, char **argv)
 	named_range(rp, 9 << 20, "refpage-tiled");
 	T_CASE("attach keeps the name of a named arena");
 	attach_keeps_name(rp);
+	T_CASE("unmapping a named range through the library takes its name along");
+	unmap_forgets(rp);
+	T_CASE("remapping a named range moves its name");
+	remap_moves_name(rp);
 	T_CASE("other files are still refused with EBADF");
 	files_refused();
 	mmkit_refpage_destroy(rp);

@@ -427,6 +427,45 @@ static void test_threads(void)
 	T_EQ(st.allocs_live, live);
 }
 
+static int named_fn(const struct mmkit_region *r, void *arg)
+{
+	size_t *bytes = arg;
+
+	if (!strcmp(r->name, "secret-named"))
+		*bytes += r->end - r->start;
+	return 0;
+}
+
+/*
+ * A span of the mlock backend named in the registry (where the kernel
+ * does not name VMAs) loses its name when freed: the span cache keeps its
+ * pages mapped for the next secret, which would show the name.
+ */
+static void test_name_freed(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = 0;
+	struct mmkit_features f;
+	unsigned char *p, *start;
+	int ret;
+
+	T_CASE("a named span loses its registry name when freed");
+	T_EQ(mmkit_probe(&f), 0);
+	p = secret(5000, 0);
+	start = (unsigned char *)((uintptr_t)p & ~(uintptr_t)(page - 1));
+	ret = mmkit_name(start, 2 * page, "secret-named");
+	if (f.feature[MMKIT_FEATURE_NAMES].status != MMKIT_STATUS_FALLBACK || ret) {
+		printf("    (not in the registry: %s)\n", ret ? strerror(-ret) : "the kernel names VMAs");
+		mmkit_secret_free(p);
+		return;
+	}
+	T_EQ(mmkit_regions(0, named_fn, &bytes), 0);
+	T_EQ(bytes, 2 * page);
+	mmkit_secret_free(p);
+	bytes = 0;
+	T_EQ(mmkit_regions(0, named_fn, &bytes), 0);
+	T_EQ(bytes, 0);
+}
+
 static void suite(void)
 {
 	test_notice();
@@ -436,6 +475,7 @@ static void suite(void)
 	test_bad_input();
 	test_size();
 	test_wiped();
+	test_name_freed();
 	test_protect();
 	test_end_at_guard();
 	test_stats_probe();
