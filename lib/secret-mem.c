@@ -447,6 +447,8 @@ void secret__corrupt(const void *where, const char *what)
 	abort();
 }
 
+const char secret__zeros[4096];
+
 void secret__stale(const void *slot)
 {
 	char msg[256];

@@ -111,11 +111,10 @@ static void span_destroy(struct span *sp)
 /* 1 if the page at @at is all zero; memcmp(3) stops at the first byte set. */
 static int page_zero(const char *at)
 {
-	static const char zero[4096];
 	size_t off;
 
-	for (off = 0; off < S.page; off += sizeof(zero))
-		if (memcmp(at + off, zero, sizeof(zero)))
+	for (off = 0; off < S.page; off += sizeof(secret__zeros))
+		if (memcmp(at + off, secret__zeros, sizeof(secret__zeros)))
 			return 0;
 	return 1;
 }

@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -257,6 +258,8 @@ int secret__pattern_ok(const unsigned char *at, size_t len, uint64_t pat);
 void __attribute__((noreturn)) secret__die(const void *p, const char *what);
 /* Reports bookkeeping found damaged (a stray write of the application) and aborts. */
 void __attribute__((noreturn)) secret__corrupt(const void *where, const char *what);
+/* Zeros to compare freed memory with: a page of 4 KiB, a slot of 2 KiB. */
+extern const char secret__zeros[4096];
 /* Reports a write into the freed slot at @slot and aborts. */
 void __attribute__((noreturn)) secret__stale(const void *slot);
 /*
@@ -273,9 +276,17 @@ static inline void secret__slot_unused(const char *slot, size_t len)
 	uint64_t any = 0;
 	size_t i;
 
-	/* Slots are aligned and a multiple of 16 bytes: whole words, inline. */
-	for (i = 0; i < len / sizeof(*w); i++)
-		any |= w[i];
+	/*
+	 * Slots are aligned and a multiple of 16 bytes: whole words, inline,
+	 * for the small ones; memcmp(3)'s vector loop for the big ones (a
+	 * word at a time took 100 ns of a 2 KiB slot).
+	 */
+	if (len > 256) {
+		any = memcmp(slot, secret__zeros, len);
+	} else {
+		for (i = 0; i < len / sizeof(*w); i++)
+			any |= w[i];
+	}
 	if (__builtin_expect(any != 0, 0))
 		secret__stale(slot);
 }
