@@ -164,11 +164,12 @@ static void span_pages_used(const struct span *sp, void (*fn)(const struct span 
 /*
  * Wipes a page in use.  A memfd_secret page is wiped without reading it
  * first: resident, it is the span's own.  A fallback page all zero is
- * left unwritten: it may be the shared zero page, only read.
+ * left unwritten: it may be the shared zero page, only read; not worth
+ * the read for a one-page span, at most one page allocated.
  */
 static void page_wipe(const struct span *sp, char *at)
 {
-	if (sp->kernel_wipes || !page_zero(at))
+	if (sp->kernel_wipes || sp->pages == 1 || !page_zero(at))
 		explicit_bzero(at, S.page);
 }
 
