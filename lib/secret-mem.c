@@ -252,7 +252,7 @@ int secret__backable(size_t len)
 		/* Counted with the limit's other refusals (mmkit_secret_stats). */
 		S.enomem++;
 		snprintf(S.last_error, sizeof(S.last_error),
-			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK)",
+			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK in the initial user namespace)",
 			 len / 1024, (unsigned long long)rl.rlim_cur / 1024);
 	} else if (phys && len > phys) {
 		snprintf(S.last_error, sizeof(S.last_error),
