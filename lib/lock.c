@@ -20,6 +20,7 @@
 #include <linux/capability.h>
 
 #include "internal.h"
+#include "lock.h"
 #include "procfs.h"
 
 /*
@@ -75,6 +76,13 @@ static int locked_in_range(uintptr_t start, uintptr_t end, unsigned long long *b
 	return ret < 0 ? ret : 0;
 }
 
+int mmkit__memlock_exempt(void)
+{
+	int ret = in_initial_user_ns();
+
+	return ret < 0 ? ret : ret && sys_has_capability(CAP_IPC_LOCK);
+}
+
 static int memlock_base(struct mmkit_memlock *m)
 {
 	struct rlimit rl;
@@ -84,10 +92,10 @@ static int memlock_base(struct mmkit_memlock *m)
 	if (ret)
 		return ret;
 	m->limit = rl.rlim_cur == RLIM_INFINITY ? MMKIT_MEMLOCK_UNLIMITED : rl.rlim_cur;
-	ret = in_initial_user_ns();
+	ret = mmkit__memlock_exempt();
 	if (ret < 0)
 		return ret;
-	m->exempt = ret && sys_has_capability(CAP_IPC_LOCK);
+	m->exempt = ret;
 	m->needed = 0;
 	return status_bytes("VmLck", &m->locked);
 }

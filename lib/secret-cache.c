@@ -22,8 +22,9 @@
  * freed slot is not handed out again at once: the last S.cls[k].quarantine
  * a thread freed of a class wait at the back of its ring (secret.h) while
  * the chunks have others, so that a stale pointer reads zeros, not the
- * next secret.  When no other slot can be had without mapping a chunk,
- * the quarantine gives way rather than fail or grow.  The live
+ * next secret.  A chunk is mapped for that while the lock limit leaves
+ * room; beyond it, or when mapping fails, the quarantine gives way rather
+ * than fail.  The live
  * counts of the statistics are S's plus each cache's own, so they stay
  * exact.  A thread's cache goes back to the chunks when the thread exits
  * (the key's destructor), so empty chunks can be released; after fork()
@@ -136,7 +137,10 @@ static struct thread_cache *cache_get(void)
 /*
  * Puts fresh slots at the front of @tc's ring of class @k, which holds
  * only its quarantine: 0, -errno, or 1 for the locked path.  A new chunk
- * is mapped only for an empty ring: otherwise the quarantine gives way.
+ * is mapped while the lock limit leaves room for it, or for an empty ring
+ * at any cost; when none can be had, the quarantine gives way (its oldest
+ * slot is handed out) rather than fail, and the next S.cls[k].quarantine
+ * allocations do not try again: they would take the lock for nothing.
  */
 static int cache_refill(struct thread_cache *tc, unsigned int k, secret_reclaim_fn *reclaim)
 {
@@ -147,7 +151,8 @@ static int cache_refill(struct thread_cache *tc, unsigned int k, secret_reclaim_
 
 	pthread_mutex_lock(&S.lock);
 	before = S.backend;
-	ret = secret__pool_take(k, &tc->chunk[k], got, S.cls[k].cache_max, &n, reclaim, !tc->n[k]);
+	ret = secret__pool_take(k, &tc->chunk[k], got, S.cls[k].cache_max, &n, reclaim,
+				!tc->n[k] || secret__lock_roomy(S.chunk_len));
 	/* The backend changed under it: the locked path says what that means. */
 	if (ret == -ENOSYS && S.backend != before)
 		ret = 1;
@@ -160,7 +165,11 @@ static int cache_refill(struct thread_cache *tc, unsigned int k, secret_reclaim_
 		*ring_at(tc, k, i) = got[i];
 	}
 	tc->n[k] += n;
-	return ret < 0 && tc->n[k] ? 0 : ret;
+	if (ret < 0 && tc->n[k]) {
+		tc->wait[k] = S.cls[k].quarantine;
+		return 0;
+	}
+	return ret;
 }
 
 int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclaim_fn *reclaim)
@@ -181,15 +190,19 @@ int secret__cache_alloc(void **p, size_t size, unsigned int flags, secret_reclai
 	if (!tc)
 		return 1;
 	if (tc->n[k] <= S.cls[k].quarantine) {
-		ret = cache_refill(tc, k, reclaim);
-		if (ret)
-			return ret;
+		if (tc->n[k] && tc->wait[k]) {
+			tc->wait[k]--;
+		} else {
+			ret = cache_refill(tc, k, reclaim);
+			if (ret)
+				return ret;
+		}
 	}
 	s = ring_at(tc, k, 0);
 	tc->head[k]++;
 	tc->n[k]--;
 	slot = s->chunk->data + (size_t)s->idx * s->chunk->slot;
-	secret__slot_unused(slot, size);
+	secret__slot_unused(slot, s->chunk->slot);
 	s->chunk->sizes[s->idx] = (uint16_t)size;
 	secret__pattern_fill((unsigned char *)slot + size, s->chunk->slot - size, s->canary);
 	relaxed_add(&tc->allocs, 1);

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <linux/capability.h>
 
+#include "lock.h"
 #include "secret.h"
 
 struct secret_state S = {
@@ -242,13 +242,17 @@ int secret__backable(size_t len)
 	unsigned long long phys = sys_phys_bytes();
 	struct rlimit rl;
 
-	/* The capability as it is now (it may have been dropped); no /proc read per span. */
+	/*
+	 * The exemption as it is now (the capability may have been dropped),
+	 * asked only of a size above the limit: as the kernel asks, in the
+	 * initial user namespace, where a container's root has no exemption.
+	 */
 	if (!sys_getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY && len > rl.rlim_cur &&
-	    sys_has_capability(CAP_IPC_LOCK) != 1) {
+	    mmkit__memlock_exempt() != 1) {
 		/* Counted with the limit's other refusals (mmkit_secret_stats). */
 		S.enomem++;
 		snprintf(S.last_error, sizeof(S.last_error),
-			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK)",
+			 "a secret of %zu KiB can never be backed: it alone would exceed RLIMIT_MEMLOCK: limit %llu KiB (raise the limit, or run with CAP_IPC_LOCK in the initial user namespace)",
 			 len / 1024, (unsigned long long)rl.rlim_cur / 1024);
 	} else if (phys && len > phys) {
 		snprintf(S.last_error, sizeof(S.last_error),
@@ -442,6 +446,8 @@ void secret__corrupt(const void *where, const char *what)
 	sys_write(2, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg));
 	abort();
 }
+
+const char secret__zeros[4096];
 
 void secret__stale(const void *slot)
 {

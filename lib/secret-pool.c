@@ -393,7 +393,7 @@ int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim)
 	slot_take(c, idx);
 	c->sizes[idx] = (uint16_t)size;
 	slot = c->data + (size_t)idx * c->slot;
-	secret__slot_unused(slot, size);
+	secret__slot_unused(slot, c->slot);
 	secret__canary_fill((unsigned char *)slot + size, c->slot - size, slot);
 	*p = slot;
 	return 0;

@@ -4,13 +4,16 @@
  * MMKIT_SECRET_PAGES) get a span: their own pages between two guard pages,
  * the secret ending at the upper guard page (rounded to 16 bytes, or
  * exactly with MMKIT_SECRET_END_AT_GUARD), canary bytes in the slack
- * before and after.  Live spans are found by their
- * pointer in a hash table; freed ones are cached for reuse, PROT_NONE so
- * that a stale pointer faults, and reused oldest first.  S.lock is held
+ * before and after.  Live spans are found by their pointer in a hash
+ * table; freed ones are cached for reuse, oldest first.  A page secret's
+ * (MMKIT_SECRET_PAGES) is PROT_NONE while cached, so that a stale pointer
+ * faults; other spans stay accessible (two mprotect(2) calls made a 4 KiB
+ * secret 17 times slower) and are checked all zero when handed out again,
+ * as pooled slots are: a stale write aborts then.  S.lock is held
  * throughout.
  *
  * Freeing costs what the secret used, not its size: only pages that hold
- * data are wiped (span_wipe), and a span of memfd_secret pages that is
+ * data are wiped (span_pages_used), and a span of memfd_secret pages that is
  * unmapped is not wiped at all, the kernel zeroing each of its pages as it
  * frees it (secretmem's free_folio; every page mmkit maps there is its
  * own memfd's, whose last reference the mapping holds).
@@ -105,9 +108,81 @@ static void span_destroy(struct span *sp)
 	free(sp);
 }
 
+/* 1 if the page at @at is all zero; memcmp(3) stops at the first byte set. */
+static int page_zero(const char *at)
+{
+	size_t off;
+
+	for (off = 0; off < S.page; off += sizeof(secret__zeros))
+		if (memcmp(at + off, secret__zeros, sizeof(secret__zeros)))
+			return 0;
+	return 1;
+}
+
 /*
- * The oldest cached span of @pages pages, made accessible again, or NULL;
- * if it cannot be, it stays cached.
+ * mincore(2) tells which of @sp's pages are in use, unless the span is a
+ * memfd_secret file this thread no longer owns (setuid(2) since it was
+ * mapped): then it answers "resident" for every page.
+ */
+static int span_residency_known(const struct span *sp)
+{
+	/* A one-page span does not ask (span_pages_used): no system call for it. */
+	return sp->pages == 1 || !sp->kernel_wipes || sp->fsuid == sys_fsuid();
+}
+
+/*
+ * Calls @fn on each page of @sp's that may hold data: those resident
+ * (mincore(2)), or all if mincore fails.  A page never touched has nothing
+ * to wipe or check, and touching it would fault it in (with memfd_secret,
+ * a TLB flush of every CPU each): wiping a whole 1 GiB secret with one
+ * byte written took 7 to 10 s and 1 GiB of memory.  A one-page span is
+ * resident without asking: its secret or its canary was written there,
+ * and the call would double the cost of freeing it.
+ */
+static void span_pages_used(const struct span *sp, void (*fn)(const struct span *, char *))
+{
+	char *data = sp->base + S.page;
+	unsigned char vec[4096];
+	size_t done, n, i;
+
+	if (sp->pages == 1) {
+		fn(sp, data);
+		return;
+	}
+	for (done = 0; done < sp->pages; done += n) {
+		char *at = data + done * S.page;
+		int known;
+
+		n = sp->pages - done < sizeof(vec) ? sp->pages - done : sizeof(vec);
+		known = !sys_mincore(at, n * S.page, vec);
+		for (i = 0; i < n; i++)
+			if (!known || (vec[i] & 1))
+				fn(sp, at + i * S.page);
+	}
+}
+
+/*
+ * Wipes a page in use.  A memfd_secret page is wiped without reading it
+ * first: resident, it is the span's own.  A fallback page all zero is
+ * left unwritten: it may be the shared zero page, only read; not worth
+ * the read for a one-page span, at most one page allocated.
+ */
+static void page_wipe(const struct span *sp, char *at)
+{
+	if (sp->kernel_wipes || sp->pages == 1 || !page_zero(at))
+		explicit_bzero(at, S.page);
+}
+
+/* Aborts if a page in use of a span cached accessible was written since its free. */
+static void page_check(const struct span *sp, char *at)
+{
+	if (!page_zero(at))
+		secret__stale(sp->base + S.page);
+}
+
+/*
+ * The oldest cached span of @pages pages, ready for use, or NULL; if it
+ * cannot be made accessible again, it stays cached.
  */
 static int span_cache_take(size_t pages, struct span **out)
 {
@@ -119,9 +194,14 @@ static int span_cache_take(size_t pages, struct span **out)
 		if ((*link)->pages == pages) {
 			struct span *sp = *link;
 
-			ret = sys_mprotect(sp->base + S.page, pages * S.page, PROT_READ | PROT_WRITE);
-			if (ret)
-				return ret;
+			if (sp->guarded) {
+				ret = sys_mprotect(sp->base + S.page, pages * S.page,
+						   PROT_READ | PROT_WRITE);
+				if (ret)
+					return ret;
+			} else {
+				span_pages_used(sp, page_check);
+			}
 			*link = sp->next;
 			S.nspan_cache--;
 			S.span_cache_pages -= pages;
@@ -131,7 +211,7 @@ static int span_cache_take(size_t pages, struct span **out)
 	return 0;
 }
 
-/* Freed, wiped and PROT_NONE: the newest, at the end. */
+/* Freed and wiped (and PROT_NONE if guarded): the newest, at the end. */
 static void span_cache_add(struct span *sp)
 {
 	struct span **link;
@@ -142,52 +222,6 @@ static void span_cache_add(struct span *sp)
 	*link = sp;
 	S.nspan_cache++;
 	S.span_cache_pages += sp->pages;
-}
-
-static int page_zero(const char *at)
-{
-	typedef uint64_t __attribute__((may_alias)) word;
-	const word *w = (const word *)at;
-	uint64_t any = 0;
-	size_t i;
-
-	for (i = 0; i < S.page / sizeof(*w); i++)
-		any |= w[i];
-	return !any;
-}
-
-/*
- * Wipes the @pages pages at @data that hold data: those resident
- * (mincore(2)), and of those the ones not all zero already.  A page never
- * touched has nothing to wipe, and writing it would fault it in (with
- * memfd_secret, a TLB flush of every CPU each): wiping a whole 1 GiB
- * secret with one byte written took 7 to 10 s and 1 GiB of memory.  A page only
- * read (the fallback maps the shared zero page) is left unwritten.  Should
- * mincore fail, every page is wiped.  A one-page span is wiped without
- * asking: its secret or its canary was written there, and the call would
- * double the cost of freeing it.
- */
-static void span_wipe(char *data, size_t pages)
-{
-	unsigned char vec[4096];
-	size_t done, n, i;
-
-	if (pages == 1) {
-		explicit_bzero(data, S.page);
-		return;
-	}
-	for (done = 0; done < pages; done += n) {
-		char *at = data + done * S.page;
-
-		n = pages - done < sizeof(vec) ? pages - done : sizeof(vec);
-		if (sys_mincore(at, n * S.page, vec)) {
-			explicit_bzero(at, n * S.page);
-			continue;
-		}
-		for (i = 0; i < n; i++)
-			if ((vec[i] & 1) && !page_zero(at + i * S.page))
-				explicit_bzero(at + i * S.page, S.page);
-	}
 }
 
 static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
@@ -218,11 +252,13 @@ static int span_new(size_t pages, secret_reclaim_fn *reclaim, struct span **out)
 		return ret;
 	}
 	sp->kernel_wipes = S.backend == BACKEND_SECRETMEM;
+	sp->fsuid = sys_fsuid();
 	*out = sp;
 	return 0;
 }
 
-int secret__span_alloc(void **p, size_t size, int end_at_guard, secret_reclaim_fn *reclaim)
+int secret__span_alloc(void **p, size_t size, int end_at_guard, int guarded,
+		       secret_reclaim_fn *reclaim)
 {
 	/* The secret and the canary after it, up to the upper guard page. */
 	size_t len = end_at_guard ? size : (size + SLOT_ALIGN - 1) & ~(size_t)(SLOT_ALIGN - 1);
@@ -243,6 +279,7 @@ int secret__span_alloc(void **p, size_t size, int end_at_guard, secret_reclaim_f
 			return ret;
 	}
 	data = sp->base + S.page;
+	sp->guarded = guarded;
 	sp->user = data + pages * S.page - len;
 	sp->size = size;
 	sp->access = MMKIT_SECRET_READWRITE;
@@ -281,18 +318,25 @@ void secret__span_free(struct span *sp)
 		secret__die(sp->user, "damaged canary: something wrote past the end of this secret");
 	S.allocs_live--;
 	S.bytes_live -= sp->size;
-	if (S.nspan_cache < SPAN_CACHE_MAX && sp->pages <= SPAN_CACHE_PAGES) {
-		span_wipe(data, sp->pages);
+	/*
+	 * A memfd_secret span whose pages mincore cannot tell is unmapped,
+	 * not cached: probing or wiping every page would fault each in.
+	 */
+	if (S.nspan_cache < SPAN_CACHE_MAX && sp->pages <= SPAN_CACHE_PAGES &&
+	    span_residency_known(sp)) {
+		span_pages_used(sp, page_wipe);
 		/*
-		 * Cached, the pages fault until reused; should mprotect fail
-		 * (ENOMEM), they stay wiped and accessible: a free cannot fail.
+		 * A page secret's pages fault until reused; should mprotect
+		 * fail (ENOMEM), they stay wiped and accessible, checked at
+		 * reuse: a free cannot fail.
 		 */
-		sys_mprotect(data, sp->pages * S.page, PROT_NONE);
+		if (sp->guarded && sys_mprotect(data, sp->pages * S.page, PROT_NONE))
+			sp->guarded = 0;
 		span_cache_add(sp);
 		return;
 	} else if (!sp->kernel_wipes) {
 		/* Unmapped anonymous pages go back to the kernel as they are. */
-		span_wipe(data, sp->pages);
+		span_pages_used(sp, page_wipe);
 	}
 	span_destroy(sp);
 }

@@ -163,7 +163,8 @@ static int secret_alloc(void **p, size_t size, unsigned int flags)
 		if (pooled)
 			ret = secret__pool_alloc(p, size, reclaim_idle);
 		else
-			ret = secret__span_alloc(p, size, flags & MMKIT_SECRET_END_AT_GUARD, reclaim_idle);
+			ret = secret__span_alloc(p, size, flags & MMKIT_SECRET_END_AT_GUARD,
+						 !!(flags & own_pages), reclaim_idle);
 	} while (ret == -ENOSYS && S.backend != before);
 	if (!ret) {
 		S.allocs_live++;

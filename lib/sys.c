@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -236,6 +237,16 @@ pid_t sys_getpid(void)
 pid_t sys_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+/* setfsuid(-1) changes nothing (an invalid id) and returns the current one. */
+uid_t sys_fsuid(void)
+{
+	SAVE_ERRNO;
+	uid_t uid = (uid_t)setfsuid((uid_t)-1);
+
+	errno = saved_errno_;
+	return uid;
 }
 
 int sys_has_capability(int cap)

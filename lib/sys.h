@@ -36,6 +36,8 @@ size_t sys_page_size(void);
 unsigned long long sys_phys_bytes(void);
 pid_t sys_getpid(void);
 pid_t sys_gettid(void);
+/* The thread's filesystem user id, which file permission checks use. */
+uid_t sys_fsuid(void);
 /* 1 if this thread has @cap in its effective set, 0 if not. */
 int sys_has_capability(int cap);
 

@@ -5,16 +5,20 @@
  *     written costs little CPU time and no memory: it once wiped every
  *     page, 10 s of CPU and 1 GiB of resident memory on memfd_secret;
  *   - a secret that could never be backed (more than the machine's
- *     physical memory; more than RLIMIT_MEMLOCK where it applies) is
- *     refused with ENOMEM and the reason, not mapped;
+ *     physical memory; more than RLIMIT_MEMLOCK where it applies, also
+ *     to root in a user namespace of its own) is refused with ENOMEM and
+ *     the reason, not mapped;
  *   - what was written is wiped all the same: a freed span kept for reuse
  *     reads back all zeros through the next allocation, whether every page
  *     or one page in the middle was written.  (A span unmapped at free has
  *     nothing left to read: memfd_secret's kernel zeroes its pages; the
  *     fallback's are wiped before the unmap, by the same code.)
+ *   - freed after setresuid(2), when mincore(2) says every page of a
+ *     root-owned memfd_secret file is resident, no page is faulted in.
  * CPU time and peak RSS come from getrusage(2); the bounds are a tenth of
  * what the old code cost, and more than ten times what it costs now.
  */
+#include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -156,6 +160,24 @@ static void refusal_limited(void *arg)
 }
 
 /*
+ * Root in a user namespace of its own: CAP_IPC_LOCK there (capget(2) says
+ * so), but the kernel asks the initial namespace, so the limit applies.
+ */
+static void refusal_userns(void *arg)
+{
+	struct rlimit rl = { MIB, MIB };
+
+	(void)arg;
+	if (unshare(CLONE_NEWUSER)) {
+		printf("  not run: unshare(CLONE_NEWUSER): %s\n", strerror(errno));
+		fflush(stdout);
+		return;
+	}
+	T_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	expect_refused(2 * MIB, 0, "exceed RLIMIT_MEMLOCK: limit 1024 KiB");
+}
+
+/*
  * A span of @pages pages (kept for reuse at free), written at @from for
  * @len bytes, freed, and allocated again: the same pages, all zero.
  */
@@ -175,6 +197,42 @@ static void wiped(size_t pages, size_t from, size_t len)
 	mmkit_secret_free(q);
 }
 
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	T_EQ(getrusage(RUSAGE_SELF, &ru), 0);
+	return ru.ru_minflt;
+}
+
+/*
+ * Spans of 64 pages (kept for reuse at free) with one byte written, freed
+ * after the process dropped root: mincore(2) then says every page of a
+ * root-owned memfd_secret file is resident, and reading each for zeros
+ * faulted it in (63 faults a span).  Freeing must fault no page in.
+ */
+static void free_after_setuid(void *arg)
+{
+	enum { SPANS = 8 };
+	char *p[SPANS];
+	long faults;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < SPANS; i++) {
+		T_EQ(mmkit_secret_alloc((void **)&p[i], 64 * page - 64, MMKIT_SECRET_QUIET), 0);
+		p[i][100] = 1;
+	}
+	t_become_nobody();
+	faults = minor_faults();
+	for (i = 0; i < SPANS; i++)
+		mmkit_secret_free(p[i]);
+	faults = minor_faults() - faults;
+	if (faults > 64)
+		T_FAIL("freeing %d spans of 64 pages, one byte written each, after setresuid faulted %ld pages in",
+		       SPANS, faults);
+}
+
 static void suite(void)
 {
 	T_CASE("a big secret with one byte written is freed at the cost of that page");
@@ -183,10 +241,15 @@ static void suite(void)
 	refusal();
 	if (t_is_root())
 		T_CHILD_OK(t_in_child(refusal_limited, NULL));
+	T_CHILD_OK(t_in_child(refusal_userns, NULL));
 	T_CASE("freed pages read back as zeros: all written, one in the middle, the last");
 	wiped(8, 0, 8 * page - 64);
 	wiped(8, 3 * page + 100, 10);
 	wiped(8, 8 * page - 65, 1);
+	if (t_is_root()) {
+		T_CASE("freed after dropping root, a span's untouched pages are not faulted in");
+		T_CHILD_OK(t_in_child(free_after_setuid, NULL));
+	}
 }
 
 int main(void)

@@ -9,20 +9,40 @@
  *     other slots, so a stale pointer reads zeros, not the next secret;
  *     when the chunks have no other slot, the quarantine gives way (the
  *     allocation does not fail), under a one-page RLIMIT_MEMLOCK budget;
- *   - a write through a stale pointer to a slot is found when the slot is
- *     handed out again (it must be all zero): the allocation aborts.
- * What cannot fault: a pooled slot lies among live ones on the same page.
+ *     also once the thread's chunk is full (a new chunk is mapped rather
+ *     than the quarantine give way), and keeping it costs the fast path no
+ *     lock (S.lock is counted);
+ *   - a write through a stale pointer to a slot, anywhere in it, or to a
+ *     freed span that is not a page secret, is found when it is handed out
+ *     again (it must be all zero): the allocation aborts.
+ * What cannot fault: a pooled slot lies among live ones on the same page,
+ * a span other than a page secret's stays accessible while cached.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <sys/resource.h>
 
 #include "harness.h"
 #include "secret-backends.h"
 #include "mmkit.h"
+#include "secret.h"
 
 #define QUARANTINE	16
 
 static size_t page;
+static unsigned long s_lock_taken;
+
+/* Counts the library's S.lock acquisitions: the fast path must take none. */
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	static int (*real)(pthread_mutex_t *);
+
+	if (!real)
+		real = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+	if (m == &S.lock)
+		__atomic_add_fetch(&s_lock_taken, 1, __ATOMIC_RELAXED);
+	return real(m);
+}
 
 static void *secret(size_t size, unsigned int flags)
 {
@@ -113,30 +133,90 @@ static void pooled_secrets(void)
 	}
 }
 
-/* Writes through a stale pointer, then allocates until its slot comes back. */
-static void write_freed_slot(void *arg)
+/*
+ * With 1 to 3000 32-byte secrets live (one chunk full and more), a freed
+ * slot is not among the next 16 allocations, and 200 free and alloc pairs
+ * take S.lock at most once per 16 allocations.
+ */
+static void full_chunk(void *arg)
 {
-	unsigned char *p = secret(32, 0), *q;
-	int i;
+	static unsigned char *live[3000];
+	unsigned char *p, *q[QUARANTINE];
+	unsigned long taken;
+	size_t n, j;
 
 	(void)arg;
+	for (n = 0; n < sizeof(live) / sizeof(live[0]); n++) {
+		live[n] = secret(32, 0);
+		p = secret(32, 0);
+		mmkit_secret_free(p);
+		for (j = 0; j < QUARANTINE; j++) {
+			q[j] = secret(32, 0);
+			if (q[j] == p)
+				T_FAIL("with %zu secrets live, a freed slot came back at allocation %zu",
+				       n + 1, j + 1);
+		}
+		for (j = 0; j < QUARANTINE; j++)
+			mmkit_secret_free(q[j]);
+		taken = __atomic_load_n(&s_lock_taken, __ATOMIC_RELAXED);
+		for (j = 0; j < 200; j++)
+			mmkit_secret_free(secret(32, 0));
+		taken = __atomic_load_n(&s_lock_taken, __ATOMIC_RELAXED) - taken;
+		if (taken > 200 / QUARANTINE)
+			T_FAIL("with %zu secrets live, 200 free and alloc pairs took the lock %lu times",
+			       n + 1, taken);
+	}
+	for (n = 0; n < sizeof(live) / sizeof(live[0]); n++)
+		mmkit_secret_free(live[n]);
+}
+
+struct stale_write {
+	size_t size;		/* of the secret freed, then written */
+	size_t at;		/* where, past its end for a slot */
+	size_t next;		/* the size allocated until the memory comes back */
+	unsigned int flags;
+};
+
+/* Writes through a stale pointer, then allocates until its memory comes back. */
+static void write_freed(void *arg)
+{
+	const struct stale_write *w = arg;
+	unsigned char *p = secret(w->size, w->flags), *q;
+	void *pushed[QUARANTINE + 1];
+	int i;
+
 	mmkit_secret_free(p);
-	p[5] = 1;
+	p[w->at] = 1;
+	/* Frees of the class after it push it out of the quarantine. */
+	for (i = 0; i <= QUARANTINE; i++)
+		pushed[i] = secret(w->next, w->flags);
+	for (i = 0; i <= QUARANTINE; i++)
+		mmkit_secret_free(pushed[i]);
 	for (i = 0; i < 100000; i++) {
-		q = secret(32, 0);
+		q = secret(w->next, w->flags);
 		if (q == p)
-			T_FAIL("the slot written after its free was handed out again");
+			T_FAIL("%zu bytes freed, written at %zu, came back for %zu bytes", w->size,
+			       w->at, w->next);
 	}
 }
 
 static void stale_write(void)
 {
+	/* In the secret; past the next owner's size (the same 48-byte slot); a span. */
+	static const struct stale_write cases[] = {
+		{ 32, 5, 32, 0 }, { 40, 36, 25, 0 }, { 4096, 4000, 4096, 0 },
+		{ 3 * 4096, 2 * 4096 + 7, 3 * 4096, 0 },
+	};
+	size_t i;
 	int status;
 
-	T_CASE("a write into a freed slot aborts when the slot is handed out again");
-	status = t_in_child(write_freed_slot, NULL);
-	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
-		T_FAIL("a stale write went unnoticed (status %#x)", status);
+	T_CASE("a write into a freed slot, or span not of a page secret, aborts when handed out again");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		status = t_in_child(write_freed, (void *)&cases[i]);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+			T_FAIL("a stale write at %zu of a freed %zu-byte secret went unnoticed (status %#x)",
+			       cases[i].at, cases[i].size, status);
+	}
 }
 
 /*
@@ -176,6 +256,8 @@ static void suite(void)
 {
 	page_secrets();
 	pooled_secrets();
+	T_CASE("a full chunk: a freed slot waits all the same, and the fast path takes no lock");
+	T_CHILD_OK(t_in_child(full_chunk, NULL));
 	stale_write();
 	if (t_is_root()) {
 		T_CASE("at the lock limit, a freed slot is reused rather than fail");

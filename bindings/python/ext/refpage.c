@@ -136,12 +136,15 @@ static Py_ssize_t map_length(RefMapObject *self)
 /*
  * m[i] and m[i:j:k], read and written as mmap.mmap does, with its
  * exceptions: an int for an index (negative from the end, IndexError past
- * it), bytes for a slice (any step), TypeError for other keys.
+ * it), bytes for a slice (any step), TypeError for other keys.  The key
+ * and the value are converted before the map is checked open and its
+ * address read: their __index__ or buffer may close the map, and another
+ * mapping may then be at that address.
  */
 static PyObject *map_subscript(RefMapObject *self, PyObject *key)
 {
-	const unsigned char *data = self->addr;
 	Py_ssize_t i, start, stop, step, n;
+	const unsigned char *data;
 	PyObject *out;
 	char *dst;
 
@@ -149,7 +152,7 @@ static PyObject *map_subscript(RefMapObject *self, PyObject *key)
 		return NULL;
 	if (PyIndex_Check(key)) {
 		i = PyNumber_AsSsize_t(key, PyExc_IndexError);
-		if (i == -1 && PyErr_Occurred())
+		if ((i == -1 && PyErr_Occurred()) || mmkit_py_map_check_open(self))
 			return NULL;
 		if (i < 0)
 			i += self->size;
@@ -157,15 +160,16 @@ static PyObject *map_subscript(RefMapObject *self, PyObject *key)
 			PyErr_SetString(PyExc_IndexError, "mmkit.RefMap index out of range");
 			return NULL;
 		}
-		return PyLong_FromLong(data[i]);
+		return PyLong_FromLong(((const unsigned char *)self->addr)[i]);
 	}
 	if (!PySlice_Check(key)) {
 		PyErr_SetString(PyExc_TypeError, "mmkit.RefMap indices must be integers or slices");
 		return NULL;
 	}
-	if (PySlice_Unpack(key, &start, &stop, &step) < 0)
+	if (PySlice_Unpack(key, &start, &stop, &step) < 0 || mmkit_py_map_check_open(self))
 		return NULL;
 	n = PySlice_AdjustIndices(self->size, &start, &stop, step);
+	data = self->addr;
 	if (step == 1)
 		return PyBytes_FromStringAndSize((const char *)data + start, n);
 	out = PyBytes_FromStringAndSize(NULL, n);
@@ -177,10 +181,39 @@ static PyObject *map_subscript(RefMapObject *self, PyObject *key)
 	return out;
 }
 
+/*
+ * m[i] = v, the map open: the value converted before it is checked open
+ * again (a map is never resized, only closed).
+ */
+static int map_ass_item(RefMapObject *self, Py_ssize_t i, PyObject *value)
+{
+	Py_ssize_t v;
+
+	if (i < 0)
+		i += self->size;
+	if (i < 0 || i >= self->size) {
+		PyErr_SetString(PyExc_IndexError, "mmkit.RefMap index out of range");
+		return -1;
+	}
+	if (!PyIndex_Check(value)) {
+		PyErr_SetString(PyExc_TypeError, "mmkit.RefMap item value must be an int");
+		return -1;
+	}
+	v = PyNumber_AsSsize_t(value, PyExc_TypeError);
+	if ((v == -1 && PyErr_Occurred()) || mmkit_py_map_check_open(self))
+		return -1;
+	if (v < 0 || v > 255) {
+		PyErr_SetString(PyExc_ValueError, "mmkit.RefMap item value must be in range(0, 256)");
+		return -1;
+	}
+	((unsigned char *)self->addr)[i] = (unsigned char)v;
+	return 0;
+}
+
 static int map_ass_subscript(RefMapObject *self, PyObject *key, PyObject *value)
 {
-	unsigned char *data = self->addr;
-	Py_ssize_t i, v, start, stop, step, n;
+	Py_ssize_t i, start, stop, step, n;
+	unsigned char *data;
 	Py_buffer src;
 
 	if (mmkit_py_map_check_open(self))
@@ -191,27 +224,9 @@ static int map_ass_subscript(RefMapObject *self, PyObject *key, PyObject *value)
 	}
 	if (PyIndex_Check(key)) {
 		i = PyNumber_AsSsize_t(key, PyExc_IndexError);
-		if (i == -1 && PyErr_Occurred())
+		if ((i == -1 && PyErr_Occurred()) || mmkit_py_map_check_open(self))
 			return -1;
-		if (i < 0)
-			i += self->size;
-		if (i < 0 || i >= self->size) {
-			PyErr_SetString(PyExc_IndexError, "mmkit.RefMap index out of range");
-			return -1;
-		}
-		if (!PyIndex_Check(value)) {
-			PyErr_SetString(PyExc_TypeError, "mmkit.RefMap item value must be an int");
-			return -1;
-		}
-		v = PyNumber_AsSsize_t(value, PyExc_TypeError);
-		if (v == -1 && PyErr_Occurred())
-			return -1;
-		if (v < 0 || v > 255) {
-			PyErr_SetString(PyExc_ValueError, "mmkit.RefMap item value must be in range(0, 256)");
-			return -1;
-		}
-		data[i] = (unsigned char)v;
-		return 0;
+		return map_ass_item(self, i, value);
 	}
 	if (!PySlice_Check(key)) {
 		PyErr_SetString(PyExc_TypeError, "mmkit.RefMap indices must be integers or slices");
@@ -219,15 +234,20 @@ static int map_ass_subscript(RefMapObject *self, PyObject *key, PyObject *value)
 	}
 	if (PySlice_Unpack(key, &start, &stop, &step) < 0)
 		return -1;
-	n = PySlice_AdjustIndices(self->size, &start, &stop, step);
 	if (PyObject_GetBuffer(value, &src, PyBUF_SIMPLE) < 0)
 		return -1;
+	if (mmkit_py_map_check_open(self)) {
+		PyBuffer_Release(&src);
+		return -1;
+	}
+	n = PySlice_AdjustIndices(self->size, &start, &stop, step);
 	if (src.len != n) {
 		PyErr_Format(PyExc_IndexError,
 			     "mmkit.RefMap slice assignment is wrong size: %zd bytes for %zd", src.len, n);
 		PyBuffer_Release(&src);
 		return -1;
 	}
+	data = self->addr;
 	/* memmove: the source may be a view of this very map. */
 	if (step == 1)
 		memmove(data + start, src.buf, (size_t)n);
@@ -236,6 +256,21 @@ static int map_ass_subscript(RefMapObject *self, PyObject *key, PyObject *value)
 			data[start] = ((const unsigned char *)src.buf)[i];
 	PyBuffer_Release(&src);
 	return 0;
+}
+
+/*
+ * The sequence protocol, for iter(m), x in m and reversed(m): as mmap's,
+ * an item is a bytes object of length 1 (m[i] is an int).
+ */
+static PyObject *map_item(RefMapObject *self, Py_ssize_t i)
+{
+	if (mmkit_py_map_check_open(self))
+		return NULL;
+	if (i < 0 || i >= self->size) {
+		PyErr_SetString(PyExc_IndexError, "mmkit.RefMap index out of range");
+		return NULL;
+	}
+	return PyBytes_FromStringAndSize((const char *)self->addr + i, 1);
 }
 
 static PyObject *map_repr(RefMapObject *self)
@@ -281,10 +316,11 @@ PyDoc_STRVAR(map_doc,
 "A range of RefPage.map(size): a writable buffer like mmap.mmap whose pages\n"
 "read as the pattern until written.  len(m) is size; m[i] is an int and\n"
 "m[i:j:k] bytes, negative indices and steps as for mmap, and both can be\n"
-"assigned (an int in range(0, 256), bytes of the slice's length).  A file\n"
-"position as mmap's: find, rfind, read, read_byte, readline, write,\n"
-"write_byte, seek, tell, flush and move, with mmap's arguments, results and\n"
-"exceptions.  close()\n"
+"assigned (an int in range(0, 256), bytes of the slice's length).  It\n"
+"iterates as mmap does: iter(m), x in m and reversed(m) go through bytes of\n"
+"length 1.  A file position as mmap's: find, rfind, read, read_byte,\n"
+"readline, write, write_byte, seek, tell, flush and move, with mmap's\n"
+"arguments, results and exceptions.  close()\n"
 "raises BufferError while a view exists; any use after close() raises\n"
 "ValueError.");
 
@@ -297,6 +333,7 @@ static PyType_Slot map_slots[] = {
 	{ Py_bf_getbuffer, map_getbuffer },
 	{ Py_bf_releasebuffer, map_releasebuffer },
 	{ Py_sq_length, map_length },
+	{ Py_sq_item, map_item },
 	{ Py_mp_length, map_length },
 	{ Py_mp_subscript, map_subscript },
 	{ Py_mp_ass_subscript, map_ass_subscript },

@@ -3,7 +3,7 @@
 
 import errno
 import mmap
-from typing import Callable
+from typing import Callable, Iterable, cast
 
 import pytest
 
@@ -176,6 +176,57 @@ def test_refmap_reads_writes_seeks_and_finds_as_mmap_does() -> None:
                 lambda: m.write(b"x"), m.flush):
         with pytest.raises(ValueError, match="closed"):
             use()
+
+
+def test_a_key_or_value_that_closes_the_map_is_refused() -> None:
+    """An __index__ that closes the map runs before the map's address is used."""
+    rp = mmkit.RefPage(b"\xab" * 16)
+    keep: list[mmap.mmap] = []
+
+    class Closer:
+        def __init__(self, m: mmkit.RefMap, value: int = 0) -> None:
+            self.m, self.value = m, value
+
+        def __index__(self) -> int:
+            self.m.close()
+            # Whatever lands at the address next must not be read or written.
+            other = mmap.mmap(-1, 1 << 20)
+            other[:4] = b"LIVE"
+            keep.append(other)
+            return self.value
+
+    uses: list[Callable[[mmkit.RefMap], object]] = [
+        lambda m: m[Closer(m)],
+        lambda m: m[Closer(m):10],
+        lambda m: m[0:10:Closer(m, 1)],
+        lambda m: m.__setitem__(Closer(m), 0x58),
+        lambda m: m.__setitem__(0, Closer(m, 0x58)),  # type: ignore[call-overload]
+        lambda m: m.__setitem__(slice(Closer(m), 10), b"XXXXXXXXXX"),
+    ]
+    for use in uses:
+        m = rp.map(1 << 20)
+        with pytest.raises(ValueError, match="closed"):
+            use(m)
+        assert m.closed
+    for other in keep:
+        assert other[:4] == b"LIVE"
+    rp.close()
+
+
+def test_refmap_iterates_as_mmap_does() -> None:
+    with mmkit.RefPage(b"\xab" * 16) as rp, rp.map(4096) as m:
+        ref = mmap.mmap(-1, 4096)
+        ref[:] = b"\xab" * 4096
+        # typeshed says mmap iterates ints: it gives bytes of length 1.
+        seq = cast(Iterable[object], ref)
+        assert next(iter(m)) == next(iter(seq)) == b"\xab"
+        assert list(m) == list(seq)
+        assert next(reversed(m)) == next(reversed(ref))
+        assert (b"\xab" in m) == (b"\xab" in ref) and (0xAB in m) == (0xAB in ref)
+        it = iter(m)
+        ref.close()
+    with pytest.raises(ValueError):
+        next(it)
 
 
 def test_map_lengths_say_why() -> None:

@@ -2,7 +2,7 @@
 """Types of the C extension mmkit._mmkit (ext/*.c)."""
 
 from types import TracebackType
-from typing import Literal, SupportsIndex, final, overload
+from typing import Iterator, Literal, SupportsIndex, final, overload
 
 from _typeshed import ReadableBuffer
 from typing_extensions import Self, TypeAlias
@@ -58,6 +58,10 @@ class RefMap:
     def __setitem__(self, key: SupportsIndex, value: int, /) -> None: ...
     @overload
     def __setitem__(self, key: slice, value: ReadableBuffer, /) -> None: ...
+    # Not defined: iteration and "in" go through the sequence protocol, as
+    # for mmap.mmap, whose items are bytes of length 1.
+    def __iter__(self) -> Iterator[bytes]: ...
+    def __contains__(self, item: object, /) -> bool: ...
     def __enter__(self) -> Self: ...
     def __exit__(
         self,
