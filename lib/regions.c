@@ -33,7 +33,13 @@
  * exist only per VMA, so each part gets the VMA's value in proportion to its share of
  * the VMA's Rss.  If pagemap cannot be read, every value is shared out in
  * proportion to size instead.  Either way the parts add up exactly to the
- * VMA's smaps values, the rounding remainder going to the largest part.
+ * VMA's smaps values.  Every figure but Pss is whole pages, as in smaps:
+ * rounded by largest remainder, and the four Shared_/Private_ figures are
+ * rounded together so that they add up to the part's Rss as they add up
+ * to the VMA's (which pages of a part are dirty or shared is not known:
+ * pagemap has no dirty bit, and its "exclusively mapped" bit is not in
+ * PAGEMAP_SCAN's categories, so reading it would cost 8 bytes per page of
+ * span again).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +85,7 @@ struct part {
 	uint64_t end;
 	const char *name;		/* registry name, NULL for none */
 	unsigned long long v[V_COUNT];
+	unsigned long long rem;		/* share()'s rounding remainder */
 };
 
 struct walk {
@@ -158,24 +165,32 @@ static void smaps_field(struct walk *w, const char *line, const char *eol, unsig
 }
 
 /*
- * floor(a * b / c) for b <= c without overflow: exact while c < 2^32 (pages
- * or bytes of one VMA part), b and c scaled down together beyond.
+ * floor(a * b / c) for b <= c without overflow, and in *@rem what is left
+ * over (a * b % c): exact while c < 2^32 (pages or bytes of one VMA part),
+ * b and c scaled down together beyond.
  */
 static unsigned long long mul_div(unsigned long long a, unsigned long long b,
-				  unsigned long long c)
+				  unsigned long long c, unsigned long long *rem)
 {
 	while (c >> 32) {
 		b >>= 1;
 		c >>= 1;
 	}
+	*rem = a % c * b % c;
 	return a / c * b + a % c * b / c;
 }
 
-/* Shares @total out as p[].v[@out] in proportion to p[].v[@w] (to size if those are all 0). */
-static void share(struct part *p, size_t n, unsigned long long total, int w, int out)
+/*
+ * Shares @total out as p[].v[@out] in proportion to p[].v[@w] (to size if
+ * those are all 0), in whole @unit: each part its floor, the units left one
+ * each to the largest remainders, bytes short of a unit (smaps shows none)
+ * to the heaviest part.
+ */
+static void share(struct part *p, size_t n, unsigned long long total, int w, int out,
+		  unsigned long long unit)
 {
-	unsigned long long sum = 0, given = 0;
-	size_t i, heaviest = 0;
+	unsigned long long sum = 0, given = 0, units = total / unit;
+	size_t i, best, heaviest = 0;
 
 	for (i = 0; i < n; i++)
 		sum += p[i].v[w];
@@ -185,12 +200,80 @@ static void share(struct part *p, size_t n, unsigned long long total, int w, int
 			sum += p[i].v[w];
 	}
 	for (i = 0; i < n; i++) {
-		p[i].v[out] = mul_div(total, p[i].v[w], sum);
+		p[i].v[out] = mul_div(units, p[i].v[w], sum, &p[i].rem);
 		given += p[i].v[out];
 		if (p[i].v[w] > p[heaviest].v[w])
 			heaviest = i;
 	}
-	p[heaviest].v[out] += total - given;
+	/* Fewer than n left, unless mul_div scaled: then the heaviest takes the rest. */
+	for (; given < units; given++) {
+		for (i = 0, best = heaviest; i < n; i++)
+			if (p[i].rem > p[best].rem)
+				best = i;
+		p[best].v[out]++;
+		p[best].rem = 0;
+	}
+	for (i = 0; i < n; i++)
+		p[i].v[out] *= unit;
+	p[heaviest].v[out] += total % unit;
+}
+
+static const int rss_kinds[] = {
+	V_SHARED_CLEAN, V_SHARED_DIRTY, V_PRIVATE_CLEAN, V_PRIVATE_DIRTY
+};
+#define NKINDS (sizeof(rss_kinds) / sizeof(rss_kinds[0]))
+
+/*
+ * Shares the four Shared_/Private_ figures of @vma (whose sum is its Rss)
+ * out over the parts together, in whole pages, so that each part's four add
+ * up to its Rss: each figure's floor in proportion to the part's Rss, then
+ * part by part its missing pages one each to the figures with the largest
+ * remainders of those the floors left short over the VMA.  Where the
+ * figures do not add up to Rss or are not whole pages, each is shared out
+ * on its own.
+ */
+static void share_rss_kinds(struct part *p, size_t n, const struct part *vma)
+{
+	unsigned long long ps = sys_page_size(), rss = 0, sum = 0, short_by[NKINDS], rem[NKINDS];
+	unsigned long long total[NKINDS], row;
+	size_t i, k, best;
+
+	for (k = 0; k < NKINDS; k++) {
+		total[k] = short_by[k] = vma->v[rss_kinds[k]] / ps;
+		sum += total[k];
+		if (vma->v[rss_kinds[k]] % ps)
+			sum = ~0ULL;
+	}
+	for (i = 0; i < n; i++)
+		rss += p[i].v[V_RSS] / ps;
+	if (!sum || sum != rss) {
+		for (k = 0; k < NKINDS; k++)
+			share(p, n, vma->v[rss_kinds[k]], V_RSS, rss_kinds[k], ps);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		for (k = 0; k < NKINDS; k++) {
+			p[i].v[rss_kinds[k]] = mul_div(total[k], p[i].v[V_RSS] / ps, sum, &rem[k]);
+			short_by[k] -= p[i].v[rss_kinds[k]];
+		}
+	/* short_by[] adds up to the pages the parts miss: a figure short is there. */
+	for (i = 0; i < n; i++) {
+		row = p[i].v[V_RSS] / ps;
+		for (k = 0; k < NKINDS; k++)
+			mul_div(total[k], row, sum, &rem[k]);
+		for (k = 0; k < NKINDS; k++)
+			row -= p[i].v[rss_kinds[k]];
+		for (; row; row--) {
+			for (k = 0, best = NKINDS; k < NKINDS; k++)
+				if (short_by[k] && (best == NKINDS || rem[k] > rem[best]))
+					best = k;
+			p[i].v[rss_kinds[best]]++;
+			short_by[best]--;
+			rem[best] = 0;
+		}
+		for (k = 0; k < NKINDS; k++)
+			p[i].v[rss_kinds[k]] *= ps;
+	}
 }
 
 static int all_found(const struct walk *w)
@@ -317,6 +400,7 @@ static int registry_applies(const struct mmkit__vma *v)
 
 static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma)
 {
+	unsigned long long ps = sys_page_size();
 	size_t n = 0, i;
 	int ret = 0, done;
 
@@ -341,13 +425,13 @@ static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma
 	ret = 0;
 	for (i = 0; i < n && w->pagemap_failed; i++)
 		w->parts[i].v[V_PRESENT] = w->parts[i].v[V_SWAPPED] = 0;
-	share(w->parts, n, vma->v[V_RSS], V_PRESENT, V_RSS);
-	share(w->parts, n, vma->v[V_SWAP], V_SWAPPED, V_SWAP);
-	share(w->parts, n, vma->v[V_PSS], V_RSS, V_PSS);
-	share(w->parts, n, vma->v[V_PRIVATE_DIRTY], V_RSS, V_PRIVATE_DIRTY);
-	share(w->parts, n, vma->v[V_LOCKED], V_RSS, V_LOCKED);
-	for (i = V_SHARED_CLEAN; i <= V_ANONYMOUS; i++)
-		share(w->parts, n, vma->v[i], V_RSS, (int)i);
+	share(w->parts, n, vma->v[V_RSS], V_PRESENT, V_RSS, ps);
+	share(w->parts, n, vma->v[V_SWAP], V_SWAPPED, V_SWAP, ps);
+	share(w->parts, n, vma->v[V_PSS], V_RSS, V_PSS, 1);
+	share_rss_kinds(w->parts, n, vma);
+	share(w->parts, n, vma->v[V_LOCKED], V_RSS, V_LOCKED, ps);
+	share(w->parts, n, vma->v[V_REFERENCED], V_RSS, V_REFERENCED, ps);
+	share(w->parts, n, vma->v[V_ANONYMOUS], V_RSS, V_ANONYMOUS, ps);
 	for (i = 0; i < n && !ret; i++)
 		ret = emit(w, v, &w->parts[i]);
 	return ret;

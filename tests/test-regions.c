@@ -258,6 +258,45 @@ static void test_split(void)
 	unmap_guarded(p, 16);
 }
 
+static void stay(void *arg)
+{
+	(void)arg;
+}
+
+static void test_split_mixed(void)
+{
+	char *p = map_guarded(8);
+	unsigned long long shared = 0, private = 0;
+	struct t_child ch;
+	struct collect *c;
+	size_t i;
+
+	T_CASE("shared and private pages in a mapping: each part's four figures add up to its Rss, in pages");
+	for (i = 0; i < 6; i++)
+		p[i * page] = 1;
+	/* The child keeps pages 0-5 shared; the two written again are the parent's own copies. */
+	ch = t_spawn_paused(stay, NULL);
+	p[0] = p[page] = 2;
+	T_EQ(mmkit_name(p + page, 4 * page, "mixed"), 0);
+	c = regions_in(0, p, 8 * page);
+	T_EQ(c->n, 3);
+	T_PART(c, 1, p, 1, 5, "mixed");
+	for (i = 0; i < 3; i++) {
+		const struct mmkit_region *r = &c->r[i];
+
+		T_EQ(r->shared_clean + r->shared_dirty + r->private_clean + r->private_dirty, r->rss);
+		T_EQ((r->shared_clean | r->shared_dirty | r->private_clean | r->private_dirty |
+		      r->referenced | r->anonymous | r->rss) % page, 0);
+		shared += r->shared_clean + r->shared_dirty;
+		private += r->private_clean + r->private_dirty;
+	}
+	T_EQ(c->r[0].rss + c->r[1].rss + c->r[2].rss, 6 * page);
+	T_EQ(shared, 4 * page);
+	T_EQ(private, 2 * page);
+	t_reap(ch);
+	unmap_guarded(p, 8);
+}
+
 static void test_several(void)
 {
 	char *p = map_guarded(10);
@@ -501,6 +540,7 @@ int main(void)
 	test_kind_names();
 	test_basics();
 	test_split();
+	test_split_mixed();
 	test_several();
 	test_other_process();
 	test_sparse();

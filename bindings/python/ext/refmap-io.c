@@ -10,8 +10,15 @@
  * resize() (the map's size is fixed here).  The data is bytes in memory,
  * with the GIL held: a fault on a page of the pattern is served by the
  * library's handler in this thread (refpage.c).
+ *
+ * Converting an argument runs Python code (an __index__, a __buffer__)
+ * that may close the map: every method checks again that it is open once
+ * its arguments are converted, before it touches the memory or the
+ * position.
  */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ext.h"
 
@@ -28,13 +35,18 @@ static Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t size)
 static PyObject *find(RefMapObject *self, PyObject *args, int reverse)
 {
 	Py_ssize_t start = self->pos, end = self->size, i, found = -1;
-	const char *data = self->addr;
+	const char *data;
 	Py_buffer sub;
 
 	if (mmkit_py_map_check_open(self))
 		return NULL;
 	if (!PyArg_ParseTuple(args, reverse ? "y*|nn:rfind" : "y*|nn:find", &sub, &start, &end))
 		return NULL;
+	if (mmkit_py_map_check_open(self)) {
+		PyBuffer_Release(&sub);
+		return NULL;
+	}
+	data = self->addr;
 	start = clamp(start, self->size);
 	end = clamp(end, self->size);
 	/* mmap's answer for b"", even where end < start. */
@@ -89,7 +101,7 @@ PyObject *mmkit_py_map_read(RefMapObject *self, PyObject *args)
 			return NULL;
 		}
 		n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
-		if (n == -1 && PyErr_Occurred())
+		if ((n == -1 && PyErr_Occurred()) || mmkit_py_map_check_open(self))
 			return NULL;
 	}
 	rest = self->size - self->pos;
@@ -130,9 +142,10 @@ PyObject *mmkit_py_map_write(RefMapObject *self, PyObject *args)
 	if (mmkit_py_map_check_open(self) || !PyArg_ParseTuple(args, "y*:write", &data))
 		return NULL;
 	n = data.len;
-	if (self->size - self->pos < n) {
+	if (mmkit_py_map_check_open(self) || self->size - self->pos < n) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError, "data out of range");
 		PyBuffer_Release(&data);
-		PyErr_SetString(PyExc_ValueError, "data out of range");
 		return NULL;
 	}
 	memcpy((char *)self->addr + self->pos, data.buf, (size_t)n);
@@ -145,7 +158,8 @@ PyObject *mmkit_py_map_write_byte(RefMapObject *self, PyObject *args)
 {
 	unsigned char byte;
 
-	if (mmkit_py_map_check_open(self) || !PyArg_ParseTuple(args, "b:write_byte", &byte))
+	if (mmkit_py_map_check_open(self) || !PyArg_ParseTuple(args, "b:write_byte", &byte) ||
+	    mmkit_py_map_check_open(self))
 		return NULL;
 	if (self->pos >= self->size) {
 		PyErr_SetString(PyExc_ValueError, "write byte out of range");
@@ -161,7 +175,8 @@ PyObject *mmkit_py_map_seek(RefMapObject *self, PyObject *args)
 	Py_ssize_t dist, where;
 	int how = 0;
 
-	if (mmkit_py_map_check_open(self) || !PyArg_ParseTuple(args, "n|i:seek", &dist, &how))
+	if (mmkit_py_map_check_open(self) || !PyArg_ParseTuple(args, "n|i:seek", &dist, &how) ||
+	    mmkit_py_map_check_open(self))
 		return NULL;
 	switch (how) {
 	case 0:
@@ -202,11 +217,17 @@ PyObject *mmkit_py_map_flush(RefMapObject *self, PyObject *args)
 {
 	Py_ssize_t offset = 0, size = self->size;
 
-	if (mmkit_py_map_check_open(self) || !PyArg_ParseTuple(args, "|nn:flush", &offset, &size))
+	if (mmkit_py_map_check_open(self) || !PyArg_ParseTuple(args, "|nn:flush", &offset, &size) ||
+	    mmkit_py_map_check_open(self))
 		return NULL;
 	if (size < 0 || offset < 0 || self->size - offset < size) {
 		PyErr_SetString(PyExc_ValueError, "flush values out of range");
 		return NULL;
+	}
+	/* mmap's msync(2) refuses an address that is not page-aligned: its OSError. */
+	if (offset % sysconf(_SC_PAGESIZE)) {
+		errno = EINVAL;
+		return PyErr_SetFromErrno(PyExc_OSError);
 	}
 	Py_RETURN_NONE;
 }
@@ -214,11 +235,13 @@ PyObject *mmkit_py_map_flush(RefMapObject *self, PyObject *args)
 PyObject *mmkit_py_map_move(RefMapObject *self, PyObject *args)
 {
 	Py_ssize_t dest, src, count;
-	char *data = self->addr;
+	char *data;
 
 	if (mmkit_py_map_check_open(self) ||
-	    !PyArg_ParseTuple(args, "nnn:move", &dest, &src, &count))
+	    !PyArg_ParseTuple(args, "nnn:move", &dest, &src, &count) ||
+	    mmkit_py_map_check_open(self))
 		return NULL;
+	data = self->addr;
 	if (dest < 0 || src < 0 || count < 0 || self->size - dest < count ||
 	    self->size - src < count) {
 		PyErr_SetString(PyExc_ValueError, "source, destination, or count out of range");

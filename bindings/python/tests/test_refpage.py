@@ -3,7 +3,7 @@
 
 import errno
 import mmap
-from typing import Callable, Iterable, cast
+from typing import Any, Callable, Iterable, cast
 
 import pytest
 
@@ -167,7 +167,8 @@ def test_refmap_reads_writes_seeks_and_finds_as_mmap_does() -> None:
             lambda o: o.write(b"xyz"), lambda o: o.write(b"xy"), lambda o: o.readline(),
             lambda o: o.move(0, 20, 10), lambda o: o.move(size - 1, 0, 2),
             lambda o: o.move(-1, 0, 1), lambda o: o.flush(), lambda o: o.flush(0, size),
-            lambda o: o.flush(1), lambda o: o.flush(-1, 1), lambda o: o[:],
+            lambda o: o.flush(1), lambda o: o.flush(-1, 1), lambda o: o.flush(1, 10),
+            lambda o: o.flush(mmap.PAGESIZE, 10), lambda o: o[:],
         ]
         for i, op in enumerate(script):
             assert outcome(lambda: op(m)) == outcome(lambda: op(ref)), f"step {i}"
@@ -247,3 +248,31 @@ def test_help_names_every_backend() -> None:
 def test_refmap_cannot_be_made_directly() -> None:
     with pytest.raises(TypeError):
         mmkit.RefMap()
+
+
+def test_refmap_closed_by_an_argument_is_not_touched() -> None:
+    # An argument's __index__ that closes the map runs after the method has
+    # checked it open: the method must check again, not touch what was there.
+    with mmkit.RefPage(b"P" * 16) as rp:
+        calls: list[Callable[[mmkit.RefMap, Any], object]] = [
+            lambda m, c: m.find(b"PP", c), lambda m, c: m.find(b"PP", 0, c),
+            lambda m, c: m.rfind(b"PP", c), lambda m, c: m.rfind(b"PP", 0, c),
+            lambda m, c: m.read(c), lambda m, c: m.write_byte(c),
+            lambda m, c: m.move(c, 0, 8), lambda m, c: m.move(0, c, 8), lambda m, c: m.move(0, 8, c),
+            lambda m, c: m.seek(c), lambda m, c: m.flush(c), lambda m, c: m.flush(0, c),
+        ]
+        for i, call in enumerate(calls):
+            m = rp.map(1 << 20)
+
+            class Closer:
+                def __index__(self) -> int:
+                    m.close()
+                    # Something else may now be mapped where the map was.
+                    other.append(mmap.mmap(-1, 1 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS))
+                    return 8
+
+            other: list[mmap.mmap] = []
+            with pytest.raises(ValueError, match="closed"):
+                call(m, Closer())
+            assert m.closed and other and other[0][:16] == bytes(16), f"call {i}"
+            other[0].close()

@@ -96,8 +96,11 @@ class Region(NamedTuple):
     """One mapping of a process, or the part of one that a registry name covers.
 
     The first thirteen fields are psutil's ``memory_maps(grouped=False)``
-    ones (``pmmap_ext``), in its order, so code that unpacks psutil's
-    tuples unpacks these: ``addr`` ("start-end" in hex as /proc/PID/maps
+    ones (``pmmap_ext``), in its order: code that reads psutil's tuples by
+    index or by name reads these, and code that unpacks them unpacks
+    ``r[:13]`` (a Region has more fields than psutil's thirteen, so
+    unpacking ``r`` itself into thirteen names raises ValueError):
+    ``addr`` ("start-end" in hex as /proc/PID/maps
     writes it, at least 8 digits, no 0x), ``perms`` ("rw-p"), ``path``
     ("[anon]" for anonymous memory without a name, as psutil says;
     ``[anon:NAME]`` for named memory, registry names too), then smaps'
@@ -108,6 +111,10 @@ class Region(NamedTuple):
     given to ``name()`` for "anon_named" and "registry", the path for
     "file", the kernel's bracketed word ("[heap]", "[vdso]") for "heap",
     "stack" and "special", "" for "anon".
+
+    >>> addr, perms, path, rss, size, pss, sc, sd, pc, pd, ref, anon, swap = regions()[0][:13]
+    >>> len(regions()[0])
+    18
     """
 
     addr: str
@@ -133,8 +140,15 @@ class Region(NamedTuple):
 class RegionGroup(NamedTuple):
     """The regions of one ``path`` summed (``regions(grouped=True)``): the
     fields of psutil's ``memory_maps()`` (``pmmap_grouped``) in its order,
-    then mmkit's ``locked`` and ``regions`` (how many were summed).  ``pss``
-    and ``swap`` are None if one of the regions lacks them."""
+    then mmkit's ``locked`` and ``regions`` (how many were summed): unpack
+    ``g[:11]`` where psutil's tuple is unpacked (``g`` has thirteen
+    fields).  ``pss`` and ``swap`` are None if one of the regions lacks
+    them.
+
+    >>> path, rss, size, pss, sc, sd, pc, pd, ref, anon, swap = regions(grouped=True)[0][:11]
+    >>> len(regions(grouped=True)[0])
+    13
+    """
 
     path: str
     rss: int

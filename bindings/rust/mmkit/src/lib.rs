@@ -19,7 +19,7 @@ pub use error::{Error, Result};
 pub use lock::{
     lock, lockall, memlock_check, memlock_check_all, unlock, unlockall, LockFlags, Memlock,
 };
-pub use names::{is_valid_name, name, name_raw, regions, Region, RegionKind};
+pub use names::{is_valid_name, name, name_raw, regions, validate_name, Region, RegionKind};
 pub use pac::{pac_get_enabled_keys, pac_set_enabled_keys, PacKeys};
 pub use probe::{probe, Feature, FeatureId, Probe, Status};
 pub use refpage::{Backend, RefMap, RefPage};

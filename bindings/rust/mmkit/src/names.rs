@@ -22,7 +22,7 @@ fn c_name(op: &str, name: &str) -> Result<CString> {
 /// named too ([`name_raw`] names a range and its last page whole).  An
 /// empty `range` names nothing.  The memory must be anonymous (a file or a
 /// `memfd_secret` mapping gives `EBADF`); `EINVAL` if `name` is not one the
-/// kernel takes (see [`is_valid_name`]).  The same call as Go's `Name` and
+/// kernel takes (see [`validate_name`]).  The same call as Go's `Name` and
 /// Python's `name`.
 ///
 /// ```
@@ -63,22 +63,32 @@ pub unsafe fn name_raw(addr: *const u8, len: usize, name: Option<&str>) -> Resul
     Ok(())
 }
 
-/// `Ok` if the kernel would accept `name` (`mmkit_name_valid`): at most 79
-/// printable ASCII characters, none of `` \ ` $ [ ] ``.
+/// `Ok` if the kernel would accept `name` (`mmkit_name_valid`), else the
+/// reason: at most 79 printable ASCII characters, none of `` \ ` $ [ ] ``.
 ///
 /// ```
-/// assert!(mmkit::is_valid_name("session-keys").is_ok());
-/// let e = mmkit::is_valid_name("bad[name]").unwrap_err();
+/// assert!(mmkit::validate_name("session-keys").is_ok());
+/// let e = mmkit::validate_name("bad[name]").unwrap_err();
 /// assert_eq!(
 ///     e.message(),
 ///     "mmkit_name_valid: name: character 0x5b at offset 3 is not allowed"
 /// );
 /// ```
-pub fn is_valid_name(name: &str) -> Result<()> {
+pub fn validate_name(name: &str) -> Result<()> {
     let name = c_name("mmkit_name_valid", name)?;
     // SAFETY: name is NUL-terminated.
     check(unsafe { sys::mmkit_name_valid(name.as_ptr()) })?;
     Ok(())
+}
+
+/// Whether the kernel would accept `name`; [`validate_name`] says why not.
+///
+/// ```
+/// assert!(mmkit::is_valid_name("session-keys"));
+/// assert!(!mmkit::is_valid_name("bad[name]"));
+/// ```
+pub fn is_valid_name(name: &str) -> bool {
+    validate_name(name).is_ok()
 }
 
 /// What a [`Region`] is.

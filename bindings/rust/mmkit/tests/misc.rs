@@ -73,7 +73,7 @@ fn pac_keys_or_eopnotsupp() {
 
 #[test]
 fn error_carries_errno_and_message() {
-    let e = mmkit::is_valid_name("[x").unwrap_err();
+    let e = mmkit::validate_name("[x").unwrap_err();
     assert_eq!(format!("{}", e), format!("{} (os error 22)", e.message()));
     let io: std::io::Error = e.clone().into();
     assert_eq!(io.kind(), std::io::ErrorKind::InvalidInput);
@@ -89,7 +89,7 @@ fn error_carries_errno_and_message() {
 
 #[test]
 fn messages_stay_with_their_thread() {
-    let other = std::thread::spawn(|| mmkit::is_valid_name("$").unwrap_err())
+    let other = std::thread::spawn(|| mmkit::validate_name("$").unwrap_err())
         .join()
         .unwrap();
     let here = mmkit::lock(&[][..], LockFlags::empty()).unwrap_err();

@@ -98,15 +98,21 @@ fn regions_of_this_process_have_the_shape() {
 
 #[test]
 fn bad_names_and_ranges() {
-    let e = mmkit::is_valid_name("no$dollar").unwrap_err();
+    let e = mmkit::validate_name("no$dollar").unwrap_err();
     assert_eq!(e.errno(), 22);
     assert!(e.message().contains("0x24"), "{}", e);
     assert_eq!(
-        mmkit::is_valid_name("fine name").map_err(|e| e.errno()),
+        mmkit::validate_name("fine name").map_err(|e| e.errno()),
         Ok(())
     );
-    let e = mmkit::is_valid_name("nul\0").unwrap_err();
+    let e = mmkit::validate_name("nul\0").unwrap_err();
     assert!(e.message().contains("NUL"), "{}", e);
+    let verdicts: [bool; 3] = [
+        mmkit::is_valid_name("fine name"),
+        mmkit::is_valid_name("no$dollar"),
+        mmkit::is_valid_name("nul\0"),
+    ];
+    assert_eq!(verdicts, [true, false, false]);
     let small = [0u8; 16];
     let e = mmkit::name(&small, "x").unwrap_err();
     assert!(e.message().contains("does not cover whole pages"), "{}", e);

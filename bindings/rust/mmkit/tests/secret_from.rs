@@ -4,17 +4,34 @@
 //!
 //! This binary's allocator looks at every block freed for a marker: a
 //! secret's source that reaches the allocator unwiped (its bytes or its
-//! spare capacity) is seen there, without reading freed memory.
+//! spare capacity) is seen there, without reading freed memory.  Each
+//! thread counts the marked blocks it frees: the tests run in parallel, and
+//! one test's count must not see another's blocks.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::os::raw::c_void;
 
 use mmkit::{SecretBox, SecretSlice, SecretString};
 
 const MARKER: &[u8] = b"mmkit-test-secret-bytes!";
 
 struct MarkerWatch;
-static FREED_WITH_MARKER: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    // const: no lazy initialisation, so no allocation from inside dealloc.
+    static FREED_WITH_MARKER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The marked blocks this thread has freed so far.
+fn freed_with_marker() -> usize {
+    FREED_WITH_MARKER.with(Cell::get)
+}
+
+extern "C" {
+    fn memmem(hay: *const c_void, hay_len: usize, needle: *const c_void, len: usize)
+        -> *mut c_void;
+}
 
 // SAFETY: every call is System's; dealloc only reads the block it frees.
 unsafe impl GlobalAlloc for MarkerWatch {
@@ -23,17 +40,21 @@ unsafe impl GlobalAlloc for MarkerWatch {
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the block is live and layout.size() bytes long; a block
-        // from alloc may hold uninitialised bytes, read as raw u8 only
-        // through a volatile read per byte.
-        let has = (0..layout.size().saturating_sub(MARKER.len() - 1)).any(|i| {
-            MARKER
-                .iter()
-                .enumerate()
-                .all(|(j, &m)| unsafe { std::ptr::read_volatile(ptr.add(i + j)) } == m)
-        });
-        if has {
-            FREED_WITH_MARKER.fetch_add(1, Ordering::SeqCst);
+        // A block may hold bytes never written (spare capacity, padding):
+        // Rust may not read those as u8, C's memmem reads them as unsigned
+        // char, which has no invalid value.
+        // SAFETY: the block is live and layout.size() bytes long.
+        let found = unsafe {
+            memmem(
+                ptr as *const c_void,
+                layout.size(),
+                MARKER.as_ptr() as *const c_void,
+                MARKER.len(),
+            )
+        };
+        if !found.is_null() {
+            // try_with: a thread's last frees may come after its slot is gone.
+            let _ = FREED_WITH_MARKER.try_with(|n| n.set(n.get() + 1));
         }
         // SAFETY: as the caller vouches for System.
         unsafe { System.dealloc(ptr, layout) }
@@ -54,7 +75,7 @@ fn marked_vec() -> Vec<u8> {
 
 #[test]
 fn sources_are_wiped_spare_capacity_too() {
-    let before = FREED_WITH_MARKER.load(Ordering::SeqCst);
+    let before = freed_with_marker();
     let s = SecretSlice::from(marked_vec());
     assert_eq!(s.expose_secret(), b"x");
     // Full (len == capacity), or into_boxed_slice would shrink it: a
@@ -67,10 +88,22 @@ fn sources_are_wiped_spare_capacity_too() {
     let text = String::from_utf8(marked_vec()).unwrap();
     let s3 = SecretString::from(text);
     assert_eq!(s3.expose_secret(), "x");
-    assert_eq!(FREED_WITH_MARKER.load(Ordering::SeqCst), before);
+    assert_eq!(freed_with_marker(), before);
     // The watch sees an unwiped block: the test can fail.
     drop(marked_vec());
-    assert_eq!(FREED_WITH_MARKER.load(Ordering::SeqCst), before + 1);
+    assert_eq!(freed_with_marker(), before + 1);
+}
+
+#[test]
+fn the_watch_counts_this_threads_blocks_only() {
+    let before = freed_with_marker();
+    std::thread::spawn(|| {
+        drop(marked_vec());
+        assert_eq!(freed_with_marker(), 1);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(freed_with_marker(), before);
 }
 
 #[test]
@@ -135,11 +168,11 @@ fn serde_into_secret_memory() {
     assert_eq!(s.expose_secret(), &(0..100u8).collect::<Vec<_>>()[..]);
     let s = SecretString::deserialize(StrDeserializer::<Error>::new("t\u{f6}xt")).unwrap();
     assert_eq!(s.expose_secret(), "t\u{f6}xt");
-    let before = FREED_WITH_MARKER.load(Ordering::SeqCst);
+    let before = freed_with_marker();
     let owned = String::from_utf8(marked_vec()).unwrap();
     let s = SecretString::deserialize(StringDeserializer::<Error>::new(owned)).unwrap();
     assert_eq!(s.expose_secret(), "x");
-    assert_eq!(FREED_WITH_MARKER.load(Ordering::SeqCst), before);
+    assert_eq!(freed_with_marker(), before);
     let k = SecretBox::<[u8; 3]>::deserialize(SeqDeserializer::<_, Error>::new(
         vec![1u8, 2, 3].into_iter(),
     ))
