@@ -7,8 +7,10 @@
  * itself, and /proc/PID/maps shows [anon:NAME].  Whether it has is found out
  * once per process by naming a fresh page of our own: without the option
  * prctl_set_vma() is a stub, and EINVAL from that valid call on a valid
- * anonymous range can mean nothing else (any other failure is passing:
- * asked again next time).  uname() would say nothing about
+ * anonymous range can mean nothing else.  Any other refusal of that call
+ * (EPERM, EACCES, ENOSYS from a seccomp filter or LSM of a sandbox) is as
+ * definitive: names go to the registry.  Only a passing failure (out of
+ * memory, interrupted) is asked again next time.  uname() would say nothing about
  * the configuration.  Elsewhere (Debian's kernels) names go to a registry
  * other processes can read (names-registry.c), so that tools report memory
  * by name on any kernel.  The registry also names what the kernel refuses
@@ -21,9 +23,9 @@
 #include "names.h"
 
 /*
- * The kernel's answer, once it gave one: 0 if it names VMAs, -EINVAL if
- * it cannot.  A failure to ask (no page could be mapped, prctl failing
- * otherwise: out of memory) is not an answer and is not remembered.
+ * The kernel's answer, once it gave one: 0 if it names VMAs, else the
+ * -errno of its refusal.  A failure to ask (no page could be mapped, a
+ * passing failure of prctl) is not an answer and is not remembered.
  * Racing first callers ask alike and store the same answer.
  */
 static int kernel_answer;
@@ -48,7 +50,7 @@ static int kernel_names(int *mapped)
 	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, page,
 			(unsigned long)"mmkit-probe");
 	sys_munmap(p, page);
-	if (!ret || ret == -EINVAL) {
+	if (!mmkit__passing(ret)) {
 		__atomic_store_n(&kernel_answer, ret, __ATOMIC_RELAXED);
 		__atomic_store_n(&kernel_known, 1, __ATOMIC_RELEASE);
 	}
@@ -76,9 +78,14 @@ void mmkit__probe_names(struct mmkit_feature *f)
 	else if (ret == -EINVAL)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
 				   "prctl(PR_SET_VMA) returned EINVAL: kernel built without CONFIG_ANON_VMA_NAME; using the registry");
+	else if (mmkit__passing(ret))
+		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
+				   "prctl(PR_SET_VMA) failed: %s (passing: asked again at the next call); using the registry meanwhile",
+				   strerror(-ret));
 	else
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
-				   "prctl(PR_SET_VMA) failed: %s; using the registry", strerror(-ret));
+				   "prctl(PR_SET_VMA) refused: %s (a seccomp filter or security module?); using the registry",
+				   strerror(-ret));
 }
 
 /* is_valid_name_char() of kernel/sys.c, and strndup_user(name, 80)'s limit. */
@@ -144,7 +151,7 @@ static int set_name(void *addr, size_t len, const char *name)
 		return ret;
 	/* Not knowing yet (no memory to ask): the name must not go where it would not count. */
 	ret = mmkit__kernel_names();
-	if (ret == -EINVAL)
+	if (ret && !mmkit__passing(ret))
 		return mmkit__registry_name(start, end, name, 0);
 	if (ret) {
 		mmkit__error_detail(ret, "cannot ask the kernel whether it names memory");

@@ -12,10 +12,15 @@
  * then succeed once the limit is back, with the answer a process that
  * never ran short gets.  At least one count must have made the first call
  * fail, or nothing was tried.  Then the naming probe with no page to map
- * (the fault switch of lib/sys.c).
+ * (the fault switch of lib/sys.c), and a sandbox refusing the naming
+ * prctl (a seccomp filter): an answer, so names go to the registry.
  */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -269,8 +274,58 @@ static void names_probe(void *arg)
 		       strerror(-then));
 }
 
+/* A sandbox: prctl(PR_SET_VMA) fails with @err from now on, in this process. */
+static void refuse_naming(int err)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_VMA, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned int)err),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		T_FAIL("seccomp: %s", strerror(errno));
+}
+
+/* The naming prctl refused (EPERM, EACCES, ENOSYS): the registry names, the probe says so. */
+static void names_refused(void *arg)
+{
+	int err = *(int *)arg, ret;
+	size_t page = sys_page_size();
+	struct mmkit_features f;
+	struct found found;
+	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		T_FAIL("mmap: %s", strerror(errno));
+	refuse_naming(err);
+	if (mmkit_probe(&f))
+		T_FAIL("mmkit_probe: %s", mmkit_last_error());
+	if (strcmp(f.feature[MMKIT_FEATURE_NAMES].backend, "registry"))
+		T_FAIL("prctl refused with %s: the probe says %s (%s)", strerrorname_np(err),
+		       f.feature[MMKIT_FEATURE_NAMES].backend, f.feature[MMKIT_FEATURE_NAMES].reason);
+	ret = mmkit_name(p, page, "passing");
+	if (ret)
+		T_FAIL("prctl refused with %s: mmkit_name: %s (%s); the probe said %s",
+		       strerrorname_np(err), strerror(-ret), mmkit_last_error(),
+		       f.feature[MMKIT_FEATURE_NAMES].reason);
+	found.addr = (uintptr_t)p;
+	found.named = 0;
+	if (mmkit_regions(0, find_name, &found) || !found.named)
+		T_FAIL("prctl refused with %s: the name is not in mmkit_regions(): %s",
+		       strerrorname_np(err), mmkit_last_error());
+}
+
 int main(void)
 {
+	static const int refusals[] = { EPERM, EACCES, ENOSYS };
+	unsigned int i;
+
 	void *mem = mmap(NULL, sizeof(*base), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			 -1, 0);
 	int status;
@@ -290,5 +345,12 @@ int main(void)
 	status = t_in_child(names_probe, NULL);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		T_FAIL("naming probe: status %#x", status);
+	T_CASE("the naming prctl refused by a sandbox: names go to the registry");
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		status = t_in_child(names_refused, (void *)&refusals[i]);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			T_FAIL("naming refused with %s: status %#x", strerrorname_np(refusals[i]),
+			       status);
+	}
 	return T_EXIT_PASS;
 }
