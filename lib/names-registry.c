@@ -59,7 +59,7 @@ static struct {
 	struct mmkit__name_table t;	/* the names: what the memfd shows is a copy */
 	size_t room;			/* entries t.e has room for */
 	size_t prune_at;		/* entries that make registry_prune() look */
-	int atfork_done;
+	int atfork_state;		/* mmkit__atfork_register()'s */
 } reg = { .lock = PTHREAD_MUTEX_INITIALIZER, .prune_at = PRUNE_MIN };
 
 /* A VMA of /proc/self/maps: whether the kernel would name it. */
@@ -328,19 +328,7 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&reg.lock);
 }
 
-/* Registers the fork handlers, once: before the first memfd is made.  Lock held. */
-static int atfork_ready(void)
-{
-	int ret;
-
-	if (reg.atfork_done)
-		return 0;
-	ret = pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	if (ret)
-		return -ret;
-	reg.atfork_done = 1;
-	return 0;
-}
+MMKIT__ATFORK_HANDLERS(reg_fork, atfork_prepare, atfork_parent, atfork_child)
 
 /* Makes sure reg.t has room for @need entries.  Lock held. */
 static int table_room(size_t need)
@@ -369,8 +357,6 @@ static int registry_set(uint64_t start, uint64_t end, const char *name)
 	if (!reg.t.n && !name)
 		return 0;
 	ret = table_room(reg.t.n + 2);
-	if (!ret)
-		ret = atfork_ready();
 	if (!ret)
 		ret = mmkit__names_memfd_ready(&reg.t, reg.t.n + 2);
 	if (ret)
@@ -418,6 +404,11 @@ int mmkit__registry_name(uint64_t start, uint64_t end, const char *name, int aft
 	int ret, found, unmapped = 0;
 	struct span s = { 0, 0, 0 };
 
+	/* Before the first memfd is made, and not under reg.lock (util.c says why). */
+	ret = mmkit__atfork_register(&reg.atfork_state, reg_fork_prepare, reg_fork_parent,
+				     reg_fork_child);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&reg.lock);
 	ret = vma_open(&it, after_kernel);
 	while (!ret && cur < end) {

@@ -31,6 +31,8 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
+MMKIT__ATFORK_HANDLERS(secret_fork, atfork_prepare, atfork_parent, atfork_child)
+
 static void init(void)
 {
 	S.page = sys_page_size();
@@ -51,13 +53,14 @@ static int ensure_init(void)
 	if (__atomic_load_n(&S.init_done, __ATOMIC_ACQUIRE))
 		return 0;
 	pthread_once(&S.once, init);
+	/* Not under S.lock, which the handlers take (util.c says why). */
+	ret = mmkit__atfork_register(&S.atfork_state, secret_fork_prepare, secret_fork_parent,
+				     secret_fork_child);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&S.lock);
 	if (!S.init_done) {
-		if (!S.atfork_done) {
-			ret = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-			S.atfork_done = !ret;
-		}
-		if (!ret && !S.backend_done) {
+		if (!S.backend_done) {
 			ret = secret__choose_backend();
 			S.backend_done = !ret;
 		}

@@ -84,9 +84,9 @@ static struct mmkit_refpage *refpage;
  * table_lock, taking files_lock inside it, while fork took files_lock,
  * registered later, before table_lock: the two hung each other.)  Both
  * are registered when the shim is loaded (here and in libmmkit's
- * refpage-memfd.c), before any handler the program registers, so that
- * fork takes them after the program's own locks, which a program may hold
- * around a malloc that ends up here.
+ * refpage-memfd.c), before any handler a program started with the shim
+ * registers, so that fork takes them after the program's own locks, which
+ * a program may hold around a malloc that ends up here.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
