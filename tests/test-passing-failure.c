@@ -321,6 +321,40 @@ static void names_refused(void *arg)
 		       strerrorname_np(err), mmkit_last_error());
 }
 
+/*
+ * RLIMIT_MEMLOCK 0 as a user without CAP_IPC_LOCK: the first secret's
+ * probe page is refused with EAGAIN, the kernel's answer, so every
+ * allocation fails with ENOMEM naming the limit; and works once the
+ * limit is raised.
+ */
+static void secret_no_memlock(void *arg)
+{
+	struct rlimit rl, zero;
+	void *p;
+	int ret, i;
+
+	(void)arg;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		T_FAIL("getrlimit: %s", strerror(errno));
+	zero = rl;
+	zero.rlim_cur = 0;
+	if (setrlimit(RLIMIT_MEMLOCK, &zero) || setgid(T_NOBODY) || setuid(T_NOBODY))
+		T_FAIL("RLIMIT_MEMLOCK 0 as uid %d: %s", T_NOBODY, strerror(errno));
+	for (i = 0; i < 2; i++) {
+		ret = mmkit_secret_alloc(&p, 64, 0);
+		if (ret != -ENOMEM || !strstr(mmkit_last_error(), "RLIMIT_MEMLOCK"))
+			T_FAIL("secret %d with RLIMIT_MEMLOCK 0: %s (%s), not ENOMEM naming the limit",
+			       i + 1, ret ? strerror(-ret) : "allocated", mmkit_last_error());
+	}
+	if (rl.rlim_max < 64 << 10)
+		_exit(0);
+	rl.rlim_cur = 64 << 10;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		T_FAIL("setrlimit: %s", strerror(errno));
+	if (mmkit_secret_alloc(&p, 64, 0))
+		T_FAIL("a secret once RLIMIT_MEMLOCK is 64 KiB: %s", mmkit_last_error());
+}
+
 int main(void)
 {
 	static const int refusals[] = { EPERM, EACCES, ENOSYS };
@@ -352,5 +386,13 @@ int main(void)
 			T_FAIL("naming refused with %s: status %#x", strerrorname_np(refusals[i]),
 			       status);
 	}
+	T_CASE("a secret with RLIMIT_MEMLOCK 0, uid 65534: ENOMEM with the reason");
+	if (geteuid()) {
+		printf("  skipped: not root, cannot become uid %d\n", T_NOBODY);
+		return T_EXIT_PASS;
+	}
+	status = t_in_child(secret_no_memlock, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		T_FAIL("RLIMIT_MEMLOCK 0: status %#x", status);
 	return T_EXIT_PASS;
 }
