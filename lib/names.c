@@ -64,7 +64,7 @@ int mmkit__kernel_names(void)
 	return kernel_names(&mapped);
 }
 
-void mmkit__probe_names(struct mmkit_feature *f)
+int mmkit__probe_names(struct mmkit_feature *f)
 {
 	int mapped, ret = kernel_names(&mapped);
 
@@ -86,6 +86,7 @@ void mmkit__probe_names(struct mmkit_feature *f)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
 				   "prctl(PR_SET_VMA) refused: %s (a seccomp filter or security module?); using the registry",
 				   strerror(-ret));
+	return mapped && !mmkit__passing(ret);
 }
 
 /* is_valid_name_char() of kernel/sys.c, and strndup_user(name, 80)'s limit. */

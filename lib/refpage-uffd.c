@@ -164,7 +164,7 @@ static int uffd_available(char *why, size_t len)
 }
 
 /* The system call itself, whether or not the refpage backend can use it. */
-void mmkit__probe_userfaultfd(struct mmkit_feature *f)
+int mmkit__probe_userfaultfd(struct mmkit_feature *f)
 {
 	char why[MMKIT_REASON_MAX];
 	int fd = uffd_syscall();
@@ -172,10 +172,11 @@ void mmkit__probe_userfaultfd(struct mmkit_feature *f)
 	if (fd < 0) {
 		uffd_describe(fd, why, sizeof(why));
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", why);
-		return;
+		return !mmkit__passing(fd);
 	}
 	sys_close(fd);
 	mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "syscall", "userfaultfd(2) works for this process");
+	return 1;
 }
 
 static struct uffd_slot *slot_at(unsigned int i)

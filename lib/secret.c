@@ -377,7 +377,7 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 	return MMKIT__CALL(secret_stats(st));
 }
 
-void mmkit__probe_secret(struct mmkit_feature *f)
+int mmkit__probe_secret(struct mmkit_feature *f)
 {
 	struct mmkit_memlock m = { 0 };
 	enum secret_backend backend;
@@ -387,7 +387,7 @@ void mmkit__probe_secret(struct mmkit_feature *f)
 	if (ret) {
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "secret memory: %s",
 				   secret__errname(-ret));
-		return;
+		return 0;
 	}
 	mmkit_memlock_check(NULL, 0, &m);
 	/* Another thread's allocation may fall back and rewrite both meanwhile. */
@@ -406,4 +406,6 @@ void mmkit__probe_secret(struct mmkit_feature *f)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "mlock", "%s", reason);
 	else
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", reason);
+	/* The reason gives RLIMIT_MEMLOCK, which may change: asked again. */
+	return 0;
 }

@@ -223,6 +223,34 @@ static void probe(void *arg)
 	done(first);
 }
 
+/*
+ * mmkit_probe() keeps the kernel's answers: once every feature that opens
+ * a descriptor to find out has had one (the first call with descriptors
+ * to spare), a later call opens none.  That the ones it could not give
+ * are asked again is probe()'s case.
+ */
+static void probe_kept(void *arg)
+{
+	struct mmkit_features first, then;
+	enum sys_fault_kind made;
+	int i;
+
+	(void)arg;
+	if (mmkit_probe(&first))
+		T_FAIL("mmkit_probe: %s", mmkit_last_error());
+	sys_fault_arm(SYS_FAULT_FD_CREATE, 1, ENFILE);
+	if (mmkit_probe(&then))
+		T_FAIL("mmkit_probe: %s", mmkit_last_error());
+	made = sys_fault_disarm();
+	if (made)
+		T_FAIL("the second mmkit_probe() made a descriptor (memfd, userfaultfd) to ask what the first was answered");
+	for (i = 0; i < MMKIT_FEATURE_COUNT; i++)
+		if (first.feature[i].status != then.feature[i].status ||
+		    strcmp(first.feature[i].backend, then.feature[i].backend))
+			T_FAIL("%s: %s, then %s", mmkit_feature_name(i), first.feature[i].backend,
+			       then.feature[i].backend);
+}
+
 /* The answers of a process that never ran short, into *base. */
 static void baseline(void *arg)
 {
@@ -375,6 +403,10 @@ int main(void)
 	run("mmkit_refpage_create(0)", refpage_default);
 	run("mmkit_secret_alloc", secret);
 	run("mmkit_probe", probe);
+	T_CASE("mmkit_probe() keeps the kernel's answers");
+	status = t_in_child(probe_kept, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		T_FAIL("kept answers: status %#x", status);
 	T_CASE("the naming probe without memory, then with");
 	status = t_in_child(names_probe, NULL);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
