@@ -67,7 +67,7 @@ struct mmkit_features {
 	struct mmkit_feature feature[MMKIT_FEATURE_SLOTS];
 };
 
-/* Fills @f for this process and kernel, asking again at each call (mmkit_probe(3)). */
+/* Fills @f for this process and kernel; the kernel's answers are kept (mmkit_probe(3)). */
 int mmkit_probe(struct mmkit_features *f);
 /* Stable lower-case key of a feature ("refpage", "names", ...), NULL if out of range. */
 const char *mmkit_feature_name(enum mmkit_feature_id id);

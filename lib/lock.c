@@ -246,7 +246,7 @@ MMKIT_EXPORT int mmkit_unlockall(void)
 	return MMKIT__CALL(sys_munlockall());
 }
 
-void mmkit__probe_lock(struct mmkit_feature *f)
+int mmkit__probe_lock(struct mmkit_feature *f)
 {
 	struct mmkit_memlock m = { 0 };
 	int ret = sys_mlock2(NULL, 0, MLOCK_ONFAULT);
@@ -270,4 +270,6 @@ void mmkit__probe_lock(struct mmkit_feature *f)
 				   "mlock2(MLOCK_ONFAULT) works; RLIMIT_MEMLOCK %llu KiB, %llu KiB locked",
 				   m.limit / 1024, m.locked / 1024);
 	}
+	/* The reason gives RLIMIT_MEMLOCK and what is locked, which change: asked again. */
+	return 0;
 }

@@ -59,7 +59,7 @@
 
 /* This process's registry, for mmkit_name(). */
 static struct mmkit__registry self = MMKIT__REGISTRY_INIT;
-static int atfork_done;
+static int atfork_state;		/* mmkit__atfork_register()'s */
 
 /* A VMA of /proc/self/maps: whether the kernel would name it. */
 struct span {
@@ -341,23 +341,7 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&self.lock);
 }
 
-/*
- * Registers the fork handlers of this process's registry, once: before
- * its first memfd is made.  Lock held.  A supervisor's registries are of
- * other processes, which fork without it.
- */
-static int atfork_ready(struct mmkit__registry *r)
-{
-	int ret;
-
-	if (r != &self || atfork_done)
-		return 0;
-	ret = pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	if (ret)
-		return -ret;
-	atfork_done = 1;
-	return 0;
-}
+MMKIT__ATFORK_HANDLERS(reg_fork, atfork_prepare, atfork_parent, atfork_child)
 
 /* Makes sure r->t has room for @need entries.  Lock held. */
 static int table_room(struct mmkit__registry *r, size_t need)
@@ -387,8 +371,6 @@ static int registry_set(struct mmkit__registry *r, uint64_t start, uint64_t end,
 	if (!r->t.n && !name)
 		return 0;
 	ret = table_room(r, r->t.n + 2);
-	if (!ret)
-		ret = atfork_ready(r);
 	if (!ret)
 		ret = mmkit__names_memfd_ready(&r->memfd, &r->t, r->t.n + 2);
 	if (ret)
@@ -441,6 +423,17 @@ static int registry_walk(struct mmkit__registry *r, pid_t tid, uint64_t start, u
 	int ret, found, unmapped = 0;
 	struct span s = { 0, 0, 0 };
 
+	/*
+	 * Before this process's first memfd is made, and not under its lock
+	 * (util.c says why).  A supervisor's registries are of other
+	 * processes, which fork without it.
+	 */
+	if (r == &self) {
+		ret = mmkit__atfork_register(&atfork_state, reg_fork_prepare, reg_fork_parent,
+					     reg_fork_child);
+		if (ret)
+			return ret;
+	}
 	pthread_mutex_lock(&r->lock);
 	ret = vma_open(&it, tid, after_kernel);
 	while (!ret && cur < end) {

@@ -7,8 +7,10 @@
  * itself, and /proc/PID/maps shows [anon:NAME].  Whether it has is found out
  * once per process by naming a fresh page of our own: without the option
  * prctl_set_vma() is a stub, and EINVAL from that valid call on a valid
- * anonymous range can mean nothing else; a sandbox's EPERM or ENOSYS says
- * as much (a passing failure, mmkit__passing(), is asked again next time).  uname() would say nothing about
+ * anonymous range can mean nothing else.  Any other refusal of that call
+ * (EPERM, EACCES, ENOSYS from a seccomp filter or LSM of a sandbox, or the
+ * 0 of a supervisor that /proc/self/maps belies) is as definitive: names go to the registry.  Only a passing failure (out of
+ * memory, interrupted) is asked again next time.  uname() would say nothing about
  * the configuration.  Elsewhere (Debian's kernels) names go to a registry
  * other processes can read (names-registry.c), so that tools report memory
  * by name on any kernel.  The registry also names what the kernel refuses
@@ -23,10 +25,11 @@
 #include "procfs.h"
 
 /*
- * The kernel's answer, once it gave one: 0 if it names VMAs, else why it
- * cannot (-EINVAL: no CONFIG_ANON_VMA_NAME; -ENOSYS: a supervisor answered;
- * what a sandbox answers).  A passing failure to ask (no page could be
- * mapped, prctl out of memory) is not an answer and is not remembered.
+ * The kernel's answer, once it gave one: 0 if it names VMAs, else the
+ * -errno of its refusal (-EINVAL: no CONFIG_ANON_VMA_NAME; -ENOSYS also
+ * where a supervisor answered 0).  A failure to ask (no page could be
+ * mapped, a passing failure of prctl) is not an answer and is not
+ * remembered.
  * Racing first callers ask alike and store the same answer.
  */
 static int kernel_answer;
@@ -93,7 +96,7 @@ int mmkit__kernel_names(void)
 	return kernel_names(&mapped);
 }
 
-void mmkit__probe_names(struct mmkit_feature *f)
+int mmkit__probe_names(struct mmkit_feature *f)
 {
 	int mapped, ret = kernel_names(&mapped);
 
@@ -109,11 +112,17 @@ void mmkit__probe_names(struct mmkit_feature *f)
 				   "prctl(PR_SET_VMA) returned EINVAL: kernel built without CONFIG_ANON_VMA_NAME; using the registry");
 	else if (ret == -ENOSYS)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
-				   "prctl(PR_SET_VMA) answered 0 but /proc/self/maps shows no name "
-				   "(answered by a supervisor: mmkit run --names?); using the registry");
+				   "prctl(PR_SET_VMA) answered ENOSYS, or 0 while /proc/self/maps shows no name "
+				   "(a seccomp filter, or a supervisor: mmkit run --names); using the registry");
+	else if (mmkit__passing(ret))
+		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
+				   "prctl(PR_SET_VMA) failed: %s (passing: asked again at the next call; names fail meanwhile)",
+				   strerror(-ret));
 	else
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "registry",
-				   "prctl(PR_SET_VMA) failed: %s; using the registry", strerror(-ret));
+				   "prctl(PR_SET_VMA) refused: %s (a seccomp filter or security module?); using the registry",
+				   strerror(-ret));
+	return mapped && !mmkit__passing(ret);
 }
 
 /* is_valid_name_char() of kernel/sys.c, and strndup_user(name, 80)'s limit. */

@@ -89,14 +89,14 @@ MMKIT_EXPORT int mmkit_pac_set_enabled_keys(unsigned long mask, unsigned long en
 	return MMKIT__CALL(set_enabled_keys(mask, enabled));
 }
 
-void mmkit__probe_pac(struct mmkit_feature *f)
+int mmkit__probe_pac(struct mmkit_feature *f)
 {
 	unsigned long keys;
 	int ret;
 
 	if (!pac_supported()) {
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", PAC_ABSENT_REASON);
-		return;
+		return 1;
 	}
 	ret = mmkit_pac_get_enabled_keys(&keys);
 	if (ret == -EOPNOTSUPP)
@@ -108,4 +108,6 @@ void mmkit__probe_pac(struct mmkit_feature *f)
 	else
 		mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "prctl",
 				   "address authentication present; enabled keys 0x%lx", keys);
+	/* The keys a thread enables may change: asked again. */
+	return 0;
 }

@@ -130,16 +130,21 @@ static void files_lock_release(void)
 	pthread_mutex_unlock(&files_lock);
 }
 
-/* Under files_lock: the fork handlers, unless they are registered; 0 or -errno. */
+MMKIT__ATFORK_HANDLERS(files_fork, files_lock_take, files_lock_release, files_lock_release)
+
+/* Not under files_lock: the fork handlers, unless they are registered; 0 or -errno. */
 static int atfork_register(void)
 {
-	return mmkit__atfork_register(&atfork_done, files_lock_take, files_lock_release,
-				      files_lock_release);
+	return mmkit__atfork_register(&atfork_done, files_fork_prepare, files_fork_parent,
+				      files_fork_child);
 }
 
 /*
- * The handlers are registered when the library is loaded, before the
- * program starts threads or registers handlers of its own: fork(2) runs
+ * The handlers are registered when the library is loaded.  Linked in, that
+ * is before the program starts threads or registers handlers of its own
+ * (a program that dlopen()s the library has registered its own already:
+ * fork takes files_lock before their locks then, see mmkit_refpage(3)).
+ * fork(2) runs
  * prepare handlers last registered first, so it takes files_lock after
  * every lock a program's handlers take, and a program may hold one of
  * those around a call that takes files_lock (a malloc that the perturb
@@ -150,9 +155,7 @@ static int atfork_register(void)
  */
 __attribute__((constructor)) static void atfork_at_load(void)
 {
-	pthread_mutex_lock(&files_lock);
 	atfork_register();
-	pthread_mutex_unlock(&files_lock);
 }
 
 static int same_pattern(const struct refpage_pattern_file *f, const struct mmkit_refpage *rp)
@@ -203,8 +206,8 @@ static int memfd_create_backend(struct mmkit_refpage *rp)
 	struct refpage_pattern_file *f;
 	int ret;
 
-	pthread_mutex_lock(&files_lock);
 	ret = atfork_register();
+	pthread_mutex_lock(&files_lock);
 	for (f = files; !ret && f && !same_pattern(f, rp); f = f->next)
 		;
 	if (!ret && !f)

@@ -164,7 +164,7 @@ static int uffd_available(char *why, size_t len)
 }
 
 /* The system call itself, whether or not the refpage backend can use it. */
-void mmkit__probe_userfaultfd(struct mmkit_feature *f)
+int mmkit__probe_userfaultfd(struct mmkit_feature *f)
 {
 	char why[MMKIT_REASON_MAX];
 	int fd = uffd_syscall();
@@ -172,10 +172,11 @@ void mmkit__probe_userfaultfd(struct mmkit_feature *f)
 	if (fd < 0) {
 		uffd_describe(fd, why, sizeof(why));
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", why);
-		return;
+		return !mmkit__passing(fd);
 	}
 	sys_close(fd);
 	mmkit__feature_set(f, MMKIT_STATUS_NATIVE, "syscall", "userfaultfd(2) works for this process");
+	return 1;
 }
 
 static struct uffd_slot *slot_at(unsigned int i)
@@ -488,19 +489,19 @@ static void uffd_atfork_child(void)
 	pthread_mutex_unlock(&uffd_lock);
 }
 
-/* Under uffd_lock: the fork handlers, unless they are registered; 0 or -errno. */
+MMKIT__ATFORK_HANDLERS(uffd_fork, uffd_atfork_prepare, uffd_atfork_parent, uffd_atfork_child)
+
+/* Not under uffd_lock: the fork handlers, unless they are registered; 0 or -errno. */
 static int uffd_atfork_register(void)
 {
-	return mmkit__atfork_register(&uffd_atfork_done, uffd_atfork_prepare, uffd_atfork_parent,
-				      uffd_atfork_child);
+	return mmkit__atfork_register(&uffd_atfork_done, uffd_fork_prepare, uffd_fork_parent,
+				      uffd_fork_child);
 }
 
 /* At load, as the memfd backend's and for the same reasons (refpage-memfd.c). */
 __attribute__((constructor)) static void uffd_atfork_at_load(void)
 {
-	pthread_mutex_lock(&uffd_lock);
 	uffd_atfork_register();
-	pthread_mutex_unlock(&uffd_lock);
 }
 
 /* Under uffd_lock: every object checks the handler; the first opens the userfaultfd. */
@@ -551,11 +552,12 @@ static int uffd_create(struct mmkit_refpage *rp)
 	for (off = 0; off < BATCH_MAX * page; off += page)
 		memcpy(rp->batch_src + off, rp->page, page);
 	/* Without the fork handler a child would read zeros: no object then. */
-	pthread_mutex_lock(&uffd_lock);
 	ret = uffd_atfork_register();
-	if (!ret)
+	if (!ret) {
+		pthread_mutex_lock(&uffd_lock);
 		ret = uffd_get();
-	pthread_mutex_unlock(&uffd_lock);
+		pthread_mutex_unlock(&uffd_lock);
+	}
 	if (ret)
 		sys_munmap(mem, BATCH_MAX * page);
 	return ret;

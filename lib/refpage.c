@@ -563,13 +563,13 @@ static void describe_tagged(char *buf, size_t len, size_t *used)
  * it is available, why not if it is not; then which backend tagged pages
  * (MTE) use, or why there are none.
  */
-void mmkit__probe_refpage(struct mmkit_feature *f)
+int mmkit__probe_refpage(struct mmkit_feature *f)
 {
 	const char *env = secure_getenv(REFPAGE_ENV);
 	const struct refpage_backend *chosen = NULL;
 	char reason[MMKIT_REASON_MAX], why[128];
 	size_t used = 0, i;
-	int ret;
+	int ret, other, keep;
 
 	reason[0] = '\0';
 	ret = select_backend(0, &chosen);
@@ -579,11 +579,14 @@ void mmkit__probe_refpage(struct mmkit_feature *f)
 		append(reason, sizeof(reason), &used, "no backend: %s", strerror(-ret));
 	else
 		describe(chosen, reason, sizeof(reason), &used);
+	keep = !mmkit__passing(ret);
 	for (i = 0; i < NBACKENDS; i++) {
 		if (backends[i] == chosen)
 			continue;
 		append(reason, sizeof(reason), &used, "; ");
-		if (backends[i]->available(why, sizeof(why)))
+		other = backends[i]->available(why, sizeof(why));
+		keep &= !mmkit__passing(other);
+		if (other)
 			append(reason, sizeof(reason), &used, "%s: %s", backends[i]->name, why);
 		else
 			describe(backends[i], reason, sizeof(reason), &used);
@@ -594,4 +597,5 @@ void mmkit__probe_refpage(struct mmkit_feature *f)
 	else
 		mmkit__feature_set(f, chosen == &refpage__syscall || chosen == &refpage__kmod ?
 				   MMKIT_STATUS_NATIVE : MMKIT_STATUS_FALLBACK, chosen->name, "%s", reason);
+	return keep;
 }

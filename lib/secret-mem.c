@@ -74,6 +74,14 @@ static int secretmem_charges_at_mmap(int fd)
 		ret = sys_ftruncate(fd, (off_t)S.page);
 	if (!ret)
 		ret = sys_mmap(NULL, S.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &p);
+	/*
+	 * EAGAIN where one more page does not fit the limit is the kernel
+	 * charging at mmap and refusing (a kernel charging at fault maps it):
+	 * an answer, and each allocation then says which limit it meets.
+	 */
+	if (ret == -EAGAIN && !before.exempt && before.limit != MMKIT_MEMLOCK_UNLIMITED &&
+	    before.locked + S.page > before.limit)
+		return 1;
 	if (ret)
 		return ret;
 	ret = mmkit_memlock_check(NULL, 0, &after);

@@ -32,6 +32,8 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
+MMKIT__ATFORK_HANDLERS(secret_fork, atfork_prepare, atfork_parent, atfork_child)
+
 static void init(void)
 {
 	S.page = sys_page_size();
@@ -52,13 +54,14 @@ static int ensure_init(void)
 	if (__atomic_load_n(&S.init_done, __ATOMIC_ACQUIRE))
 		return 0;
 	pthread_once(&S.once, init);
+	/* Not under S.lock, which the handlers take (util.c says why). */
+	ret = mmkit__atfork_register(&S.atfork_state, secret_fork_prepare, secret_fork_parent,
+				     secret_fork_child);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&S.lock);
 	if (!S.init_done) {
-		if (!S.atfork_done) {
-			ret = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-			S.atfork_done = !ret;
-		}
-		if (!ret && !S.backend_done) {
+		if (!S.backend_done) {
 			ret = secret__choose_backend();
 			S.backend_done = !ret;
 		}
@@ -405,7 +408,7 @@ MMKIT_EXPORT int mmkit_secret_stats(struct mmkit_secret_stats *st)
 	return MMKIT__CALL(secret_stats(st));
 }
 
-void mmkit__probe_secret(struct mmkit_feature *f)
+int mmkit__probe_secret(struct mmkit_feature *f)
 {
 	struct mmkit_memlock m = { 0 };
 	enum secret_backend backend;
@@ -415,7 +418,7 @@ void mmkit__probe_secret(struct mmkit_feature *f)
 	if (ret) {
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "secret memory: %s",
 				   secret__errname(-ret));
-		return;
+		return 0;
 	}
 	mmkit_memlock_check(NULL, 0, &m);
 	/* Another thread's allocation may fall back and rewrite both meanwhile. */
@@ -434,4 +437,6 @@ void mmkit__probe_secret(struct mmkit_feature *f)
 		mmkit__feature_set(f, MMKIT_STATUS_FALLBACK, "mlock", "%s", reason);
 	else
 		mmkit__feature_set(f, MMKIT_STATUS_UNSUPPORTED, "none", "%s", reason);
+	/* The reason gives RLIMIT_MEMLOCK, which may change: asked again. */
+	return 0;
 }

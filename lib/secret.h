@@ -163,7 +163,7 @@ struct secret_state {
 	pthread_mutex_t lock;
 	pthread_once_t once;
 	int init_done;			/* the canary key and the fork handlers are set */
-	int atfork_done;
+	int atfork_state;	/* mmkit__atfork_register()'s */
 	int backend_done;		/* the backend is decided, for good */
 	enum secret_backend backend;
 	const char *required_by;	/* the variable that forbids the fallback */

@@ -31,12 +31,38 @@ int mmkit__check_range(const void *addr, size_t len, int aligned);
 int mmkit__passing(int err);
 
 /*
- * Under the lock the handlers take: registers them with pthread_atfork(3)
- * unless *@done, then sets *@done; 0 or -errno.  A failure (no memory for
- * the handler) is not remembered: the next call tries again.
+ * The one way lib/ registers fork handlers: with pthread_atfork(3), once,
+ * unless *@state says they are; 0 or -errno.  Call it holding no lock,
+ * least of all one the handlers take (util.c says why).  A failure (no
+ * memory for the handler) is not remembered: the next call tries again.
+ * *@state starts at 0; the handlers are those MMKIT__ATFORK_HANDLERS made.
  */
-int mmkit__atfork_register(int *done, void (*prepare)(void), void (*parent)(void),
+#define MMKIT__ATFORK_DONE	(-1)
+int mmkit__atfork_register(int *state, void (*prepare)(void), void (*parent)(void),
 			   void (*child)(void));
+
+/*
+ * @name_prepare, @name_parent and @name_child: @prepare, @parent and
+ * @child run by the outermost of a thread's calls only, so that handlers
+ * registered twice (see mmkit__atfork_register()) take a lock once.
+ */
+#define MMKIT__ATFORK_HANDLERS(name, prepare, parent, child)		\
+	static __thread unsigned int name##_depth;			\
+	static void name##_prepare(void)				\
+	{								\
+		if (!name##_depth++)					\
+			prepare();					\
+	}								\
+	static void name##_parent(void)					\
+	{								\
+		if (!--name##_depth)					\
+			parent();					\
+	}								\
+	static void name##_child(void)					\
+	{								\
+		if (!--name##_depth)					\
+			child();					\
+	}
 
 /* @len rounded up to whole pages; 0 when that wraps. */
 static inline size_t mmkit__page_round_up(size_t len)

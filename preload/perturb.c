@@ -74,19 +74,22 @@ static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static struct mmkit_refpage *refpage;
 
 /*
- * table_lock guards the table of large ranges and nothing else: it is
- * never held across a call into libmmkit, whose memfd backend takes a
- * lock of its own (files_lock, when its pattern file grows), nor across
- * anything else that takes a lock of the shim or of the library.  So no
- * thread ever waits for another lock while holding it, and fork(2), whose
- * handlers take it and the library's, cannot meet a thread that holds one
- * and waits for the other.  (A large malloc used to map its pieces under
+ * table_lock guards the table of large ranges: it is never held across
+ * a call that takes a lock of the library (files_lock, when the memfd
+ * backend's pattern file grows) or of the shim.  The one long stay under
+ * it is perturb-lock.c's copy of a block to anonymous memory, which holds
+ * it so that the block is not freed or resized under the copy: that walks
+ * /proc/self/maps through libmmkit (no lock of the library; a buffer from
+ * glibc's malloc, whose arena locks fork takes after every handler, and
+ * glibc's malloc never calls back here), copies and mremaps.  So fork(2),
+ * whose handlers take table_lock and the library's locks, cannot meet a
+ * thread that holds one of those and waits for another.  (A large malloc used to map its pieces under
  * table_lock, taking files_lock inside it, while fork took files_lock,
  * registered later, before table_lock: the two hung each other.)  Both
  * are registered when the shim is loaded (here and in libmmkit's
- * refpage-memfd.c), before any handler the program registers, so that
- * fork takes them after the program's own locks, which a program may hold
- * around a malloc that ends up here.
+ * refpage-memfd.c), before any handler a program started with the shim
+ * registers, so that fork takes them after the program's own locks, which
+ * a program may hold around a malloc that ends up here.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -225,6 +228,18 @@ static void forget_large(const struct large *l)
 	slot = table_find(l->addr);
 	if (slot)
 		table_remove(slot);
+	unlock_table();
+}
+
+/* Marks the large range at @addr protected (struct large). */
+void large_protected(uintptr_t addr)
+{
+	struct large *slot;
+
+	lock_table();
+	slot = table_find(addr);
+	if (slot)
+		slot->protected = 1;
 	unlock_table();
 }
 
@@ -510,6 +525,9 @@ static void *large_realloc(const struct large *l, size_t size)
 		if (q) {
 			forget_large(l);
 			large_move(l, q);
+			/* Its pieces' protections moved with them. */
+			if (l->protected)
+				large_protected((uintptr_t)q);
 			return q;
 		}
 		q = fill_small(glibc.malloc(size));

@@ -13,11 +13,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A large range: [addr, addr + cap) mapped, all of it usable; anon when anonymous memory. */
+/*
+ * A large range: [addr, addr + cap) mapped, all of it usable; anon when
+ * anonymous memory; protected once mprotect(2) or pkey_mprotect(2) was
+ * called on part of it (until then all of it is read-write).
+ */
 struct large {
 	uintptr_t addr;
 	size_t cap;
 	int anon;
+	int protected;
 };
 
 struct mmkit_refpage;
@@ -29,6 +34,7 @@ void set_up(void);
 int perturb_on(void);
 struct mmkit_refpage *get_refpage(void);
 void large_each_overlapping(uintptr_t start, uintptr_t end, void (*fn)(struct large *l));
+void large_protected(uintptr_t addr);
 
 /* perturb-lock.c: the wrappers. */
 extern int locking_future;

@@ -12,10 +12,15 @@
  * then succeed once the limit is back, with the answer a process that
  * never ran short gets.  At least one count must have made the first call
  * fail, or nothing was tried.  Then the naming probe with no page to map
- * (the fault switch of lib/sys.c).
+ * (the fault switch of lib/sys.c), and a sandbox refusing the naming
+ * prctl (a seccomp filter): an answer, so names go to the registry.
  */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -218,6 +223,34 @@ static void probe(void *arg)
 	done(first);
 }
 
+/*
+ * mmkit_probe() keeps the kernel's answers: once every feature that opens
+ * a descriptor to find out has had one (the first call with descriptors
+ * to spare), a later call opens none.  That the ones it could not give
+ * are asked again is probe()'s case.
+ */
+static void probe_kept(void *arg)
+{
+	struct mmkit_features first, then;
+	enum sys_fault_kind made;
+	int i;
+
+	(void)arg;
+	if (mmkit_probe(&first))
+		T_FAIL("mmkit_probe: %s", mmkit_last_error());
+	sys_fault_arm(SYS_FAULT_FD_CREATE, 1, ENFILE);
+	if (mmkit_probe(&then))
+		T_FAIL("mmkit_probe: %s", mmkit_last_error());
+	made = sys_fault_disarm();
+	if (made)
+		T_FAIL("the second mmkit_probe() made a descriptor (memfd, userfaultfd) to ask what the first was answered");
+	for (i = 0; i < MMKIT_FEATURE_COUNT; i++)
+		if (first.feature[i].status != then.feature[i].status ||
+		    strcmp(first.feature[i].backend, then.feature[i].backend))
+			T_FAIL("%s: %s, then %s", mmkit_feature_name(i), first.feature[i].backend,
+			       then.feature[i].backend);
+}
+
 /* The answers of a process that never ran short, into *base. */
 static void baseline(void *arg)
 {
@@ -269,8 +302,92 @@ static void names_probe(void *arg)
 		       strerror(-then));
 }
 
+/* A sandbox: prctl(PR_SET_VMA) fails with @err from now on, in this process. */
+static void refuse_naming(int err)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_VMA, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned int)err),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		T_FAIL("seccomp: %s", strerror(errno));
+}
+
+/* The naming prctl refused (EPERM, EACCES, ENOSYS): the registry names, the probe says so. */
+static void names_refused(void *arg)
+{
+	int err = *(int *)arg, ret;
+	size_t page = sys_page_size();
+	struct mmkit_features f;
+	struct found found;
+	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		T_FAIL("mmap: %s", strerror(errno));
+	refuse_naming(err);
+	if (mmkit_probe(&f))
+		T_FAIL("mmkit_probe: %s", mmkit_last_error());
+	if (strcmp(f.feature[MMKIT_FEATURE_NAMES].backend, "registry"))
+		T_FAIL("prctl refused with %s: the probe says %s (%s)", strerrorname_np(err),
+		       f.feature[MMKIT_FEATURE_NAMES].backend, f.feature[MMKIT_FEATURE_NAMES].reason);
+	ret = mmkit_name(p, page, "passing");
+	if (ret)
+		T_FAIL("prctl refused with %s: mmkit_name: %s (%s); the probe said %s",
+		       strerrorname_np(err), strerror(-ret), mmkit_last_error(),
+		       f.feature[MMKIT_FEATURE_NAMES].reason);
+	found.addr = (uintptr_t)p;
+	found.named = 0;
+	if (mmkit_regions(0, find_name, &found) || !found.named)
+		T_FAIL("prctl refused with %s: the name is not in mmkit_regions(): %s",
+		       strerrorname_np(err), mmkit_last_error());
+}
+
+/*
+ * RLIMIT_MEMLOCK 0 as a user without CAP_IPC_LOCK: the first secret's
+ * probe page is refused with EAGAIN, the kernel's answer, so every
+ * allocation fails with ENOMEM naming the limit; and works once the
+ * limit is raised.
+ */
+static void secret_no_memlock(void *arg)
+{
+	struct rlimit rl, zero;
+	void *p;
+	int ret, i;
+
+	(void)arg;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		T_FAIL("getrlimit: %s", strerror(errno));
+	zero = rl;
+	zero.rlim_cur = 0;
+	if (setrlimit(RLIMIT_MEMLOCK, &zero) || setgid(T_NOBODY) || setuid(T_NOBODY))
+		T_FAIL("RLIMIT_MEMLOCK 0 as uid %d: %s", T_NOBODY, strerror(errno));
+	for (i = 0; i < 2; i++) {
+		ret = mmkit_secret_alloc(&p, 64, 0);
+		if (ret != -ENOMEM || !strstr(mmkit_last_error(), "RLIMIT_MEMLOCK"))
+			T_FAIL("secret %d with RLIMIT_MEMLOCK 0: %s (%s), not ENOMEM naming the limit",
+			       i + 1, ret ? strerror(-ret) : "allocated", mmkit_last_error());
+	}
+	if (rl.rlim_max < 64 << 10)
+		_exit(0);
+	rl.rlim_cur = 64 << 10;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		T_FAIL("setrlimit: %s", strerror(errno));
+	if (mmkit_secret_alloc(&p, 64, 0))
+		T_FAIL("a secret once RLIMIT_MEMLOCK is 64 KiB: %s", mmkit_last_error());
+}
+
 int main(void)
 {
+	static const int refusals[] = { EPERM, EACCES, ENOSYS };
+	unsigned int i;
+
 	void *mem = mmap(NULL, sizeof(*base), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			 -1, 0);
 	int status;
@@ -286,9 +403,28 @@ int main(void)
 	run("mmkit_refpage_create(0)", refpage_default);
 	run("mmkit_secret_alloc", secret);
 	run("mmkit_probe", probe);
+	T_CASE("mmkit_probe() keeps the kernel's answers");
+	status = t_in_child(probe_kept, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		T_FAIL("kept answers: status %#x", status);
 	T_CASE("the naming probe without memory, then with");
 	status = t_in_child(names_probe, NULL);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		T_FAIL("naming probe: status %#x", status);
+	T_CASE("the naming prctl refused by a sandbox: names go to the registry");
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		status = t_in_child(names_refused, (void *)&refusals[i]);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			T_FAIL("naming refused with %s: status %#x", strerrorname_np(refusals[i]),
+			       status);
+	}
+	T_CASE("a secret with RLIMIT_MEMLOCK 0, uid 65534: ENOMEM with the reason");
+	if (geteuid()) {
+		printf("  skipped: not root, cannot become uid %d\n", T_NOBODY);
+		return T_EXIT_PASS;
+	}
+	status = t_in_child(secret_no_memlock, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		T_FAIL("RLIMIT_MEMLOCK 0: status %#x", status);
 	return T_EXIT_PASS;
 }

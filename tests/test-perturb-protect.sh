@@ -32,4 +32,26 @@ for prot in readonly mixed; do
 		same "$prot $call: the shim changes the outcome" plain shim
 	done
 done
-echo "ok: mlock, MADV_DONTFORK and MADV_WIPEONFORK keep each page's protection, as with glibc"
+# A block never protected needs no descriptor to be made anonymous memory:
+# with none left, the calls end as with glibc (MADV_WIPEONFORK failed with
+# EINVAL on a block left a file mapping).
+for call in mlock dontfork wipeonfork; do
+	run plain "nofd $call" -u LD_PRELOAD -u MALLOC_PERTURB_
+	run shim "nofd $call" LD_PRELOAD="$shim" MALLOC_PERTURB_=65
+	grep -q 'refpage' "$tmp/shim.err" ||
+		fail "nofd $call: the block is not the shim's: $(cat "$tmp/shim.err")"
+	same "nofd $call: with no descriptor left, the shim changes the outcome" plain shim
+done
+# A guard page (PROT_NONE) of a block is never made readable while the
+# shim copies it (another thread's read of it would not fault): prot-spy.so,
+# preloaded after the shim, sees every mprotect the shim makes.
+cc -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$tmp/prot-spy.so" \
+	"$top/tests/perturb/prot-spy.c" -ldl || fail "prot-spy.so does not build"
+build guard-window -ldl
+program=guard-window
+for call in mlock dontfork; do
+	run guard "$call" LD_PRELOAD="$shim $tmp/prot-spy.so" MALLOC_PERTURB_=65
+	[ "$(cat "$tmp/guard.rc")" = 0 ] ||
+		fail "guard page, $call: $(cat "$tmp/guard.out" "$tmp/guard.err")"
+done
+echo "ok: mlock, MADV_DONTFORK and MADV_WIPEONFORK keep each page's protection, as with glibc, and need no descriptor for a block never protected"
