@@ -113,10 +113,11 @@ boot() {
 # custom_kernel TIER VERSION: path of the kernel self-built from
 # linux-source-VERSION with $here/TIER.config and the series of
 # kernel/patches/VERSION/ applied, if there is one; built once per config
-# and series (the patches are part of the cache key).
+# and series (the patches are part of the cache key).  0000-*.patch is the
+# series' cover letter, which changes no file.
 custom_kernel() {
 	config="$here/$1.config"
-	patches=$(ls "$top/kernel/patches/$2"/*.patch 2>/dev/null)
+	patches=$(ls "$top/kernel/patches/$2"/*.patch 2>/dev/null | grep -v '/0000-[^/]*$')
 	key=$(cat "$config" "$here/build-kernel.sh" $patches | sha256sum | cut -c1-12)
 	work="$cache/$1-$key"
 	if [ ! -f "$work/bzImage" ]; then
@@ -376,8 +377,12 @@ direct_map_bench_args="--direct-map --rounds 1"
 # emulated.
 tagged_bench_args="--tagged --iterations 20"
 # The kernel series' refpage_bench (map 4,096,000 bytes, touch, unmap; 1000
-# times on real hardware): ITERATIONS iterations of its 12 rows.
+# times on real hardware): ITERATIONS iterations of its 12 rows, and of its
+# first touches by 1 and 2 threads.
 series_bench_args="-n 100"
+# First stores from 1 and 2 threads (the guest's CPUs) on the series'
+# kernel, where every row is available: memset, syscall, kmod, memfd.
+threads_bench_args="--threads --iterations 10"
 
 # prepare_tier TIER: the kernel (fetched, or waited for while it builds in
 # the background), the modules, the tests and the initramfs of TIER's
@@ -419,6 +424,10 @@ prepare_tier() {
 			series_dir="$out/series-$1"
 			series_programs "$src" "$series_dir" || return 1
 			guest_bench refpage-series "$series_dir/refpage_bench" "$series_bench_args"
+			make -s -C "$top" B="$out/static-amd64" LDFLAGS=-static PKG_CONFIG=false \
+				"$out/static-amd64/bench/bench-refpage" || return 1
+			guest_bench refpage-threads "$out/static-amd64/bench/bench-refpage" \
+				"$threads_bench_args"
 		fi
 		if [ "$1" = bench-amd64 ]; then
 			guest_mib=$names_guest_mib
