@@ -2,6 +2,8 @@
 /*
  * mmkit bench refpage [--json] [--quick] [--iterations N]
  * mmkit bench refpage --tagged ...  (refpage-tagged.h: arm64 MTE)
+ * mmkit bench refpage --threads ...  (refpage-threads.h: first stores from
+ *                                     1, 2 and all CPUs' threads)
  *
  * The published experiment: N times, map 4,096,000 bytes, write one byte
  * per page over the first T bytes (T = 4096, 2,048,000, 4,096,000) or
@@ -361,12 +363,18 @@ static void check_targets(struct row *rows, int nrows, long idle_kib)
 	}
 }
 
+#include "refpage-threads.h"
+
 static void print_text(struct row *rows, int nrows, int iterations, long idle_kib)
 {
+	char ioa[64], thp[32];
 	int i, t;
 
+	init_on_alloc(ioa, sizeof(ioa));
+	thp_mode(thp, sizeof(thp));
 	printf("mmkit bench refpage: %d iterations, %lu-byte map, one byte written per page\n",
 	       iterations, MAP_BYTES);
+	printf("init_on_alloc: %s; transparent hugepages: %s\n", ioa, thp);
 	printf("time: median of one map+touch+unmap; max RSS: largest right after the touches "
 	       "(%ld KiB with the mapping untouched); +RSS: most the map and touches added; "
 	       "shmem: page cache of the row's pattern file (memfd)\n\n", idle_kib);
@@ -417,11 +425,16 @@ static void print_json(int argc, char **argv, struct row *rows, int nrows, int i
 {
 	static const char *const tables[] = { "touch", "random10", "saved_vs_memset",
 					      "fresh_process" };
+	char ioa[64], thp[32];
 	size_t k;
 	int i, t;
 
+	init_on_alloc(ioa, sizeof(ioa));
+	thp_mode(thp, sizeof(thp));
 	report_begin("refpage", argc, argv);
 	report_param_int("iterations", iterations);
+	report_param_str("init_on_alloc", ioa);
+	report_param_str("transparent_hugepage", thp);
 	report_param_int("map_bytes", MAP_BYTES);
 	report_param_int("random_pages", (long long)nrandom);
 	report_param_bool("quick", quick);
@@ -472,7 +485,9 @@ static void print_json(int argc, char **argv, struct row *rows, int nrows, int i
 		"       1000000, default " BENCH_STR(DEFAULT_ITERATIONS) ", --quick " \
 		BENCH_STR(QUICK_ITERATIONS) ")\n" \
 		"       mmkit bench refpage --tagged ...  (MTE: tagging up front against tagged\n" \
-		"       reference pages)\n"
+		"       reference pages)\n" \
+		"       mmkit bench refpage --threads ...  (first stores from 1, 2 and all CPUs'\n" \
+		"       threads, each to its own range)\n"
 
 static void add_backend(struct row *rows, int *nrows, unsigned int flag, const char *name,
 			int pinned, struct skipped *skipped, int *nskipped)
@@ -498,10 +513,12 @@ int main(int argc, char **argv)
 		{ .name = "zero floor", .kind = ROW_ZERO },
 		{ .name = "populate+memset", .kind = ROW_POPULATE },
 	};
-	int nrows = 3, iterations, json = 0, quick = 0, tagged = 0, nskipped = 0, i, t, it, ret;
+	int nrows = 3, iterations, json = 0, quick = 0, tagged = 0, threads = 0, nskipped = 0;
+	int i, t, it, ret;
 	long long given_iterations = 0;
 	const struct bench_option opts[] = {
 		{ "--tagged", BENCH_FLAG, .flag = &tagged },
+		{ "--threads", BENCH_FLAG, .flag = &threads },
 		{ "--json", BENCH_FLAG, .flag = &json },
 		{ "--quick", BENCH_FLAG, .flag = &quick },
 		{ "--iterations", BENCH_NUMBER, 1, 1000000, .number = &given_iterations },
@@ -512,15 +529,25 @@ int main(int argc, char **argv)
 	long idle_kib;
 	unsigned char *p;
 
-	/* --help's usage is --tagged's after --tagged. */
-	for (i = 1; i < argc; i++)
+	/* --help's usage is --tagged's after --tagged, --threads' after --threads. */
+	for (i = 1; i < argc; i++) {
 		tagged |= !strcmp(argv[i], "--tagged");
-	ret = bench_options("refpage", tagged ? TAGGED_USAGE : USAGE, opts, argc, argv);
+		threads |= !strcmp(argv[i], "--threads");
+	}
+	ret = bench_options("refpage", tagged ? TAGGED_USAGE : threads ? THREADS_USAGE : USAGE,
+			    opts, argc, argv);
 	if (ret >= 0)
 		return ret;
+	if (tagged && threads) {
+		fprintf(stderr, "mmkit bench refpage: --tagged and --threads are two "
+			"experiments: one at a time\n");
+		return 2;
+	}
 	iterations = (int)given_iterations;
 	if (tagged)
 		return tagged_main(argc, argv, json, quick, iterations);
+	if (threads)
+		return threads_main(argc, argv, json, quick, iterations);
 	/* An --iterations given is kept, with or without --quick. */
 	if (!iterations)
 		iterations = quick ? QUICK_ITERATIONS : DEFAULT_ITERATIONS;

@@ -71,7 +71,7 @@ _mmkit()
 			lock:*)		words="--json --size --accesses --seed --rounds --cold --quick --help -h" ;;
 			names:*)	words="--json --quick --vmas --forks --help -h" ;;
 			pac:*)		words="--json --calls --rounds --quick --help -h" ;;
-			refpage:*)	words="--json --quick --iterations --tagged --help -h" ;;
+			refpage:*)	words="--json --quick --iterations --tagged --threads --help -h" ;;
 			secret:*)	words="--json --quick --rounds --direct-map --secrets --help -h" ;;
 			sodium:*)	words="--json --quick --rounds --cap --shim --help -h" ;;
 			esac ;;

@@ -2,12 +2,11 @@
 /*
  * The kmod backend: refpage.ko's /dev/refpage.  REFPAGE_CREATE gives a
  * descriptor owning one page of the pattern; a private mapping of it reads
- * that page (one physical page however much is read) and copies it on the
- * first write, all inside the kernel, so the whole contract holds with no
- * chunks and one VMA per range.  What users see differently (documented in
- * mmkit_refpage(3)): every PTE of the shared page counts as file RSS, and
- * mlock() leaves these mappings unlocked (the module maps with
- * VM_MIXEDMAP).  Mapping (one chunk for any range), attach and unmap are
+ * copies of that page (one per 256 pages read) and copies it on the first
+ * write, all inside the kernel, so the whole contract holds with no chunks
+ * and one VMA per range.  What users see differently (documented in
+ * mmkit_refpage(3)): every PTE of a copy counts as file RSS, and mlock()
+ * leaves these mappings unlocked (the module maps with VM_MIXEDMAP).  Mapping (one chunk for any range), attach and unmap are
  * refpage-file.c's, as for the memfd backend.
  * Tagged pages (MTE) where the module and its kernel can: the module
  * writes the tags into its page and tags the mappings itself.

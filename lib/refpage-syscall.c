@@ -92,8 +92,8 @@ static int syscall_create(struct mmkit_refpage *rp)
 
 	if (nr < 0)
 		return (int)nr;
-	/* The whole page of the repeated pattern: its size in the flags. */
-	fd = sys_refpage_create(nr, rp->page, sys_page_size());
+	/* The whole page of the repeated pattern. */
+	fd = sys_refpage_create(nr, rp->page, sys_page_size(), 0);
 	if (fd < 0)
 		return fd;
 	rp->fd = fd;

@@ -292,13 +292,14 @@ int sys_userfaultfd(int flags)
 /*
  * refpage_create(2) of kernels with the reference-page series, by the
  * number such a kernel publishes (lib/refpage-syscall.c): the call has no
- * number of its own in any libc.
+ * number of its own in any libc.  (content, size, flags): the series' v1
+ * took (content, size | flags), which reads these arguments the same.
  */
-int sys_refpage_create(long nr, const void *content, unsigned long flags)
+int sys_refpage_create(long nr, const void *content, size_t size, unsigned int flags)
 {
 	FAULT(SYS_FAULT_FD_CREATE);
 	SAVE_ERRNO;
-	return RESULT(syscall(nr, content, flags));
+	return RESULT(syscall(nr, content, size, flags));
 }
 
 int sys_open(const char *path, int flags, mode_t mode)

@@ -45,7 +45,7 @@ int sys_has_capability(int cap);
 int sys_memfd_create(const char *name, unsigned int flags);
 int sys_memfd_secret(unsigned int flags);
 int sys_userfaultfd(int flags);
-int sys_refpage_create(long nr, const void *content, unsigned long flags);
+int sys_refpage_create(long nr, const void *content, size_t size, unsigned int flags);
 int sys_open(const char *path, int flags, mode_t mode);
 int sys_openat(int dirfd, const char *path, int flags, mode_t mode);
 int sys_close(int fd);

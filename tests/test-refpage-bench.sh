@@ -67,6 +67,26 @@ assert {r["metrics"]["time"]["n"] for r in d["rows"] if r["table"] == "touch" an
 "$mmkit" bench refpage --iterations 2 2>/dev/null >"$tmp/text"
 grep -q '^memfd  *4096 ' "$tmp/text" || fail "bench refpage has no memfd row"
 grep -q '^row .* max_rss_kib .* shmem_kib ' "$tmp/text" || fail "bench refpage has no shmem column"
+# --threads: memset and memfd at 1 and 2 threads (more with more CPUs), each
+# with its scaling ratio to memset's; the environment beside the figures.
+"$mmkit" bench refpage --threads --iterations 2 --json 2>/dev/null >"$tmp/threads.json" ||
+	fail "bench refpage --threads --iterations 2 --json failed"
+"$top/tools/check-bench-json" "$tmp/threads.json" || fail "bench refpage --threads is not mmkit-bench/1"
+python3 - "$tmp/threads.json" "$(nproc)" <<'PY' || fail "bench refpage --threads lacks rows or ratios"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["parameters"]
+assert p["threads"] is True and p["iterations"] == 2, p
+assert p["init_on_alloc"] and p["transparent_hugepage"], p
+rows = {(r["series"], r["x"]) for r in d["rows"] if r["available"]}
+counts = {1, 2, int(sys.argv[2])} if int(sys.argv[2]) >= 2 else {1}
+assert {(s, c) for s in ("memset", "memfd") for c in counts} <= rows, rows
+if len(counts) > 1:
+    assert any(r["what"].startswith("memfd scaling") for r in d["ratios"]), d["ratios"]
+PY
+grep -q '^init_on_alloc: ' "$tmp/text" || fail "bench refpage does not print init_on_alloc"
+"$mmkit" bench refpage --tagged --threads >/dev/null 2>&1
+[ $? -eq 2 ] || fail "bench refpage --tagged --threads: expected exit 2"
 for bad in "--iterations" "--iterations 0" "--iterations x" "--quick x" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$mmkit" bench refpage $bad >/dev/null 2>&1

@@ -9,13 +9,21 @@
  * must fail them the documented way (EFAULT).  On kmod, what refpage.ko
  * itself does: a read fault maps its neighbours, also where the page
  * table does not exist yet, and each descriptor has an inode of its own.
+ * On kmod and syscall, what the kernel side promises (docs/kernel.md):
+ * no count on any page grows with what is mapped and forked (as root:
+ * mapcounts from /proc/kpagecount), what RSS shows for pages read, first
+ * stores from several threads at once, and no executable mapping.
  * The other items are test-refpage's.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include "refpage-test.h"
 #include "../kmod/refpage/refpage.h"
@@ -315,6 +323,263 @@ static void own_inode(void)
 	mmkit_refpage_destroy(b);
 }
 
+/* A descriptor of @flag's backend (kmod or syscall), made without the library. */
+static int raw_descriptor(unsigned int flag)
+{
+	struct refpage_create arg = { .pattern = (uintptr_t)pattern, .pattern_size = 16 };
+	long nr = -1;
+	int dev, fd;
+	FILE *f;
+
+	if (flag == MMKIT_REFPAGE_BACKEND_KMOD) {
+		dev = open("/dev/refpage", O_RDWR | O_CLOEXEC);
+		T_ASSERT(dev >= 0);
+		fd = ioctl(dev, REFPAGE_CREATE, &arg);
+		close(dev);
+	} else {
+		f = fopen("/sys/kernel/mm/refpage/syscall_nr", "r");
+		T_ASSERT(f && fscanf(f, "%ld", &nr) == 1);
+		fclose(f);
+		fd = (int)syscall(nr, pattern, (size_t)16, 0U);
+	}
+	T_ASSERT(fd >= 0);
+	return fd;
+}
+
+/* The pattern is the caller's bytes: no mapping of it is ever executable. */
+static void exec_refused(unsigned int flag)
+{
+	int fd = raw_descriptor(flag);
+	unsigned char *p;
+
+	T_CASE("no executable mapping: PROT_EXEC refused, mprotect() cannot add it");
+	T_ASSERT(mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED);
+	T_EQ(errno, EPERM);
+	p = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+	T_ASSERT(p != MAP_FAILED);
+	T_EQ(mprotect(p, page, PROT_READ | PROT_EXEC), -1);
+	T_EQ(errno, EACCES);
+	T_EQ(munmap(p, page), 0);
+	close(fd);
+}
+
+/* The kB of @field ("RssFile:") in /proc/self/status. */
+static long status_kb(const char *field)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	T_ASSERT(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			kb = strtol(line + strlen(field), NULL, 10);
+	fclose(f);
+	return kb;
+}
+
+/* The PFN of the page mapped at @p (0 without CAP_SYS_ADMIN) and its mapcount. */
+static uint64_t pfn_at(const void *p)
+{
+	uint64_t entry = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	T_ASSERT(fd >= 0);
+	T_EQ(pread(fd, &entry, sizeof(entry), (off_t)((uintptr_t)p / page * sizeof(entry))),
+	     (ssize_t)sizeof(entry));
+	close(fd);
+	return entry & ((1ULL << 55) - 1);
+}
+
+static long mapcount(uint64_t pfn)
+{
+	uint64_t count = 0;
+	int fd = open("/proc/kpagecount", O_RDONLY);
+
+	T_ASSERT(fd >= 0);
+	T_EQ(pread(fd, &count, sizeof(count), (off_t)(pfn * sizeof(count))),
+	     (ssize_t)sizeof(count));
+	close(fd);
+	return (long)count;
+}
+
+/* refpage.ko's bound: PTEs mapping one copy of the pattern page at most. */
+#define PTES_PER_COPY	"/sys/module/refpage/parameters/ptes_per_copy"
+#define FORKS		3
+
+static void set_ptes_per_copy(const char *value)
+{
+	int fd = open(PTES_PER_COPY, O_WRONLY);
+
+	if (fd < 0)
+		T_FAIL("%s: %s: refpage.ko maps one page at every PTE", PTES_PER_COPY,
+		       strerror(errno));
+	T_EQ(write(fd, value, strlen(value)), (ssize_t)strlen(value));
+	close(fd);
+}
+
+/*
+ * No page's count grows with what is mapped and forked: the syscall maps
+ * its one page as the zero page is mapped (mapcount 0, nothing per PTE);
+ * refpage.ko maps copies, each at ptes_per_copy places at most (lowered to
+ * 4 here), whatever fork() duplicates after.  Forks past the bound read
+ * the pattern like everyone else: nobody gets SIGBUS.  As root (PFNs).
+ */
+static void counts(unsigned int flag)
+{
+	int kmod = flag == MMKIT_REFPAGE_BACKEND_KMOD, fd, i, done[2], status;
+	long most = 0;
+	uint64_t pfns[NPAGES];
+	pid_t pids[FORKS];
+	unsigned char *p;
+	size_t distinct = 0, j, k;
+	char ok;
+
+	T_CASE(kmod ? "kmod: no copy mapped at more than ptes_per_copy places a process, "
+		      "whatever fork() copies; nobody faults"
+		    : "syscall: the reference page has no mapcount, whatever is mapped and "
+		      "forked; nobody faults");
+	if (kmod)
+		set_ptes_per_copy("4");
+	fd = raw_descriptor(flag);
+	p = mmap(NULL, NPAGES * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	T_ASSERT(p != MAP_FAILED);
+	close(fd);
+	p[0] = 1;	/* an anon_vma: fork() copies the page table */
+	for (j = 1; j < NPAGES; j++)
+		T_EQ(p[j * page + j % 16], pattern[j % 16]);
+	T_ASSERT(pipe(done) == 0);
+	for (i = 0; i < FORKS; i++) {
+		pids[i] = fork();
+		T_ASSERT(pids[i] >= 0);
+		if (!pids[i]) {
+			ok = is_pattern(p + page, (NPAGES - 1) * page, 16) ? 'y' : 'n';
+			if (write(done[1], &ok, 1) == 1)
+				pause();
+			_exit(1);
+		}
+	}
+	for (i = 0; i < FORKS; i++) {
+		T_EQ(read(done[0], &ok, 1), 1);
+		T_EQ(ok, 'y');
+	}
+	for (j = 1; j < NPAGES; j++) {
+		pfns[j] = pfn_at(p + j * page);
+		T_ASSERT(pfns[j] != 0);
+		if (mapcount(pfns[j]) > most)
+			most = mapcount(pfns[j]);
+		for (k = 1; k < j && pfns[k] != pfns[j]; k++)
+			;
+		distinct += k == j;
+	}
+	printf("    %d pages read in %d processes: %zu pages behind them, mapcount %ld at most\n",
+	       NPAGES - 1, FORKS + 1, distinct, most);
+	if (kmod) {
+		T_ASSERT(most <= 4 * (FORKS + 1));
+		T_ASSERT(distinct >= (NPAGES - 1) / 4);
+	} else {
+		T_EQ(most, 0);
+		T_EQ(distinct, 1);
+	}
+	for (i = 0; i < FORKS; i++) {
+		kill(pids[i], SIGKILL);
+		T_EQ(waitpid(pids[i], &status, 0), pids[i]);
+	}
+	close(done[0]);
+	close(done[1]);
+	T_EQ(munmap(p, NPAGES * page), 0);
+	if (kmod)
+		set_ptes_per_copy("256");
+}
+
+/*
+ * What RSS (the mm's counters: VmRSS, oom_badness()) shows for pages only
+ * read: each PTE as file RSS on refpage.ko, as for any page-cache page;
+ * nothing on the call, as for the zero page.  The counters lag: 6.2 and
+ * later batch them per CPU (32 pages a CPU), 6.1 per task until its 64th
+ * fault (a module fault maps 16 pages): hence 2048 pages, the margins, and
+ * 256 faults elsewhere before reading them, which make 6.1 sync.
+ */
+#define RSS_PAGES	2048
+
+static void sync_rss(void)
+{
+	unsigned char *q = mmap(NULL, 256 * page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t j;
+
+	T_ASSERT(q != MAP_FAILED);
+	for (j = 0; j < 256; j++)
+		q[j * page] = 1;
+	T_EQ(munmap(q, 256 * page), 0);
+}
+
+static void rss_shown(unsigned int flag)
+{
+	int kmod = flag == MMKIT_REFPAGE_BACKEND_KMOD, fd = raw_descriptor(flag);
+	unsigned char *p = mmap(NULL, RSS_PAGES * page, PROT_READ, MAP_PRIVATE, fd, 0);
+	long before, grew;
+	size_t j;
+
+	T_CASE(kmod ? "kmod: RssFile counts each page read (a page-cache page's cost)"
+		    : "syscall: RssFile counts nothing for pages read (the zero page's cost)");
+	T_ASSERT(p != MAP_FAILED);
+	close(fd);
+	sync_rss();
+	before = status_kb("RssFile:");
+	for (j = 0; j < RSS_PAGES; j++)
+		T_EQ(p[j * page], pattern[0]);
+	sync_rss();
+	grew = (status_kb("RssFile:") - before) / (long)(page / 1024);
+	printf("    RssFile grew by %ld pages reading %d\n", grew, RSS_PAGES);
+	if (kmod)
+		T_ASSERT(grew > RSS_PAGES - 256);
+	else
+		T_ASSERT(grew < 256);
+	T_EQ(munmap(p, RSS_PAGES * page), 0);
+}
+
+struct toucher {
+	unsigned char *p;
+	unsigned char mark;
+	int ok;
+};
+
+static void *touch_range(void *arg)
+{
+	struct toucher *t = arg;
+	size_t off;
+
+	for (off = 0; off < NPAGES * page; off += page)
+		t->p[off] = t->mark;
+	t->ok = 1;
+	for (off = 0; off < NPAGES * page; off += page)
+		t->ok &= t->p[off] == t->mark && is_pattern(t->p + off + 1, page - 1, 16);
+	return NULL;
+}
+
+/* First stores from four threads at once, each to a range of its own. */
+static void threads_first_touch(unsigned int flag)
+{
+	struct mmkit_refpage *rp = create(flag, 16);
+	unsigned char *p = map(rp, 4 * NPAGES * page, PROT_READ | PROT_WRITE);
+	struct toucher t[4];
+	pthread_t tid[4];
+	int i;
+
+	T_CASE("first stores from 4 threads at once, each to pages of its own");
+	for (i = 0; i < 4; i++) {
+		t[i] = (struct toucher){ p + i * NPAGES * page, (unsigned char)(i + 1), 0 };
+		T_EQ(pthread_create(&tid[i], NULL, touch_range, &t[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		T_EQ(pthread_join(tid[i], NULL), 0);
+		T_ASSERT(t[i].ok);
+	}
+	T_EQ(mmkit_refpage_unmap(rp, p, 4 * NPAGES * page), 0);
+	mmkit_refpage_destroy(rp);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int flag = refpage_test_backend(argc, argv);
@@ -323,6 +588,13 @@ int main(int argc, char **argv)
 		fault_around();
 		fault_around_fresh_table();
 		own_inode();
+	}
+	if (flag == MMKIT_REFPAGE_BACKEND_KMOD || flag == MMKIT_REFPAGE_BACKEND_SYSCALL) {
+		exec_refused(flag);
+		threads_first_touch(flag);
+		rss_shown(flag);
+		if (t_is_root())
+			counts(flag);
 	}
 	refpage_run_suite(argv[1], suite, flag);
 	return T_EXIT_PASS;

@@ -4,21 +4,46 @@
  *
  * REFPAGE_CREATE on /dev/refpage returns a descriptor that owns one page
  * filled with a pattern.  A private mapping of that descriptor behaves like
- * anonymous memory whose clean pages are that one page: read faults map it
- * read-only (no new page, no memory per page read), write faults copy it
+ * anonymous memory whose clean pages read as that page: read faults map a
+ * copy of it read-only (no new page per page read), write faults copy it
  * through the kernel's ordinary copy-on-write of private file mappings.
  *
- * Lifetime: the mapping's vma->vm_file pins the descriptor, and every PTE
- * pins the page with its own reference, so neither open/close vm_ops nor
- * per-mapping references are needed (and none can leak when mmap_region()
- * fails after ->mmap succeeded, which on 6.1 only fput()s).
+ * Counts: a page mapped by a PTE holds a reference and a mapcount per PTE,
+ * and fork() copies the PTEs of this VM_MIXEDMAP mapping, each adding one;
+ * so no single page may be mapped by every PTE of every process, or fork
+ * would wrap its 32-bit count (2^30 PTEs, forked four times).  Read faults
+ * map "copies" of the pattern page instead, each at no more than
+ * ptes_per_copy places (256 by default and at most), then start a new
+ * copy; the module drops its own reference to a full copy, which goes when
+ * the last PTE mapping it does.  A copy's count is then at most
+ * ptes_per_copy times the number of processes (PID_MAX_LIMIT, 2^22), plus
+ * get_user_pages() references: below 2^31 whatever is mapped or forked,
+ * and no fault ever refuses for it.  The price: one page per 256 pages
+ * read (0.4 %), and each PTE counts as file RSS, as for any page-cache
+ * page.  The kernel's own special PTEs, which count nothing (the zero
+ * page's), are out of reach for the copy a store makes: core mm copies a
+ * special PTE's page from the faulting task's address space, which is
+ * another process's for ptrace() and process_vm_writev(), and it keeps
+ * no MTE tags.  The kernel series (refpage_create(2)) maps the page so.
  *
- * VM_MIXEDMAP is set so that faults can insert the page with
- * vm_insert_page(): read faults then skip __do_fault()'s page lock, which
- * would serialise every reader of the one shared page, and a read fault
- * can map its neighbours too without exported do_set_pte().  The price,
- * documented for users: fork copies these PTEs, and mlock() leaves the
- * mapping unlocked (VM_SPECIAL).
+ * A first store to a page never mapped maps a copy read-only and returns
+ * VM_FAULT_NOPAGE: the store faults again and wp_page_copy() copies the
+ * page into a new anonymous one.  Returning the page from ->fault instead
+ * would have do_cow_fault() lock it for the copy: every first store to one
+ * pattern, in every thread and process, would take turns on that lock.
+ * The price: two faults per first store instead of one.
+ *
+ * Lifetime: the mapping's vma->vm_file pins the descriptor, which holds
+ * the pattern page and the copy being filled; every PTE pins its copy with
+ * its own reference, so neither open/close vm_ops nor per-mapping
+ * references are needed (and none can leak when mmap_region() fails after
+ * ->mmap succeeded, which on 6.1 only fput()s).
+ *
+ * VM_MIXEDMAP is set so that faults can insert pages with
+ * vm_insert_page(): read faults then skip __do_fault()'s page lock, and a
+ * read fault can map its neighbours too without exported do_set_pte().
+ * The price, documented for users: fork copies these PTEs, and mlock()
+ * leaves the mapping unlocked (VM_SPECIAL).
  *
  * There is no ->map_pages: since 6.4 the kernel calls it under
  * rcu_read_lock(), where nothing may sleep, and vm_insert_page() sleeps
@@ -28,12 +53,16 @@
  * (vmf_can_call_fault()), and older kernels always hold mmap_lock there;
  * vm_insert_page() needs no more than that, as VM_MIXEDMAP is already set.
  *
+ * Mappings are never executable: the pattern is bytes of the caller's
+ * choosing, which vm.memfd_noexec keeps memfd_create() from mapping
+ * executable.
+ *
  * Tagged pages (REFPAGE_TAGGED, arm64 MTE): the page gets the caller's
  * allocation tags once, at creation, and is marked tagged, so that
- * set_pte_at() keeps its tags when it maps it and copy_user_highpage()
- * copies them into the private copy of a write fault.  Mappings of such a
- * descriptor are given VM_MTE here: the kernel refuses mmap(PROT_MTE) of
- * a device file before ->mmap is called.
+ * set_pte_at() keeps its tags when it maps it, copy_highpage() copies them
+ * into each copy and copy_user_highpage() into the private copy of a write
+ * fault.  Mappings of such a descriptor are given VM_MTE here: the kernel
+ * refuses mmap(PROT_MTE) of a device file before ->mmap is called.
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
@@ -42,7 +71,9 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
 #ifdef CONFIG_ARM64_MTE
@@ -52,30 +83,85 @@
 #include "refpage.h"
 
 /*
- * Every PTE holds a reference on the page: stop handing the page out well
- * before its 32-bit count could overflow (2^30 PTEs = 4 TiB of mappings).
- * Faults are the only place the module can refuse.  fork() copies the
- * PTEs of VM_MIXEDMAP mappings and get_user_pages() takes references (a
- * pin adds 1024) without asking it; vm_ops->open, which fork calls, cannot
- * fail, and VM_DONTCOPY or VM_WIPEONFORK would lose the child's copies.
- * What fork adds past the cap costs the forking user page tables (8 bytes
- * a PTE, charged to its memory cgroup): the exposure of any page-cache
- * page mapped that often.
+ * At most this many PTEs are made to map one copy; the count bound above
+ * needs it no larger than 2^30 / PID_MAX_LIMIT (256).  Lower values, for
+ * tests, only use more copies.
  */
-#define REFPAGE_MAX_REFS	(1 << 30)
+#define REFPAGE_MAX_PTES_PER_COPY	256
+static unsigned int ptes_per_copy = REFPAGE_MAX_PTES_PER_COPY;
+
+static int ptes_per_copy_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (!n || n > REFPAGE_MAX_PTES_PER_COPY)
+		return -EINVAL;
+	WRITE_ONCE(ptes_per_copy, n);
+	return 0;
+}
+
+static const struct kernel_param_ops ptes_per_copy_ops = {
+	.set	= ptes_per_copy_set,
+	.get	= param_get_uint,
+};
+module_param_cb(ptes_per_copy, &ptes_per_copy_ops, &ptes_per_copy, 0644);
+MODULE_PARM_DESC(ptes_per_copy, "PTEs mapping one copy of a pattern page at most (1-256)");
 
 struct refpage {
-	struct page *page;
+	struct page *page;	/* the pattern, with its tags */
 	bool tagged;
+	spinlock_t lock;	/* protects copy and left */
+	struct page *copy;	/* the copy read faults map, or NULL */
+	unsigned int left;	/* places copy may still be mapped at */
 };
 
-static struct page *refpage_get(struct vm_area_struct *vma)
+/*
+ * A copy of the pattern page to map at up to @want places, with a reference
+ * for the caller; *@got: how many (at least 1).  NULL when no page can be
+ * allocated.
+ */
+static struct page *refpage_take(struct refpage *rp, unsigned int want, unsigned int *got)
 {
-	struct refpage *rp = vma->vm_file->private_data;
+	struct page *page, *fresh, *old;
 
-	if (page_ref_count(rp->page) >= REFPAGE_MAX_REFS)
-		return NULL;
-	return rp->page;
+	for (;;) {
+		spin_lock(&rp->lock);
+		/* A copy that went bad is not mapped again: a new one replaces it. */
+		if (rp->left && PageHWPoison(rp->copy))
+			rp->left = 0;
+		if (rp->left) {
+			*got = min(want, rp->left);
+			rp->left -= *got;
+			page = rp->copy;
+			get_page(page);
+			spin_unlock(&rp->lock);
+			return page;
+		}
+		spin_unlock(&rp->lock);
+
+		/* Charged to the task whose fault needs it, as a page-cache page. */
+		fresh = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT);
+		if (!fresh)
+			return NULL;
+		copy_highpage(fresh, rp->page);
+		old = NULL;
+		spin_lock(&rp->lock);
+		if (!rp->left) {
+			old = rp->copy;
+			rp->copy = fresh;
+			rp->left = READ_ONCE(ptes_per_copy);
+			fresh = NULL;
+		}
+		spin_unlock(&rp->lock);
+		/* A full copy stays while PTEs map it; a racing fault's spare goes. */
+		if (old)
+			put_page(old);
+		if (fresh)
+			put_page(fresh);
+	}
 }
 
 /*
@@ -84,42 +170,59 @@ static struct page *refpage_get(struct vm_area_struct *vma)
  */
 #define REFPAGE_FAULT_AROUND	(64UL << 10)
 
-/* Maps the page at the neighbours of @vmf->address that are still empty. */
-static void refpage_fault_around(struct vm_fault *vmf, struct page *page)
+/* Maps copies at the neighbours of @vmf->address that are still empty. */
+static void refpage_fault_around(struct vm_fault *vmf, struct refpage *rp)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long start = max(ALIGN_DOWN(vmf->address, REFPAGE_FAULT_AROUND),
 				  vma->vm_start);
 	unsigned long end = min(ALIGN_DOWN(vmf->address, REFPAGE_FAULT_AROUND) +
 				REFPAGE_FAULT_AROUND, vma->vm_end);
-	unsigned long addr;
+	unsigned long addr = start;
+	unsigned int got = 0;
+	struct page *page = NULL;
 
-	for (addr = start; addr < end; addr += PAGE_SIZE) {
-		if (addr == vmf->address)
+	while (addr < end) {
+		if (addr == vmf->address) {
+			addr += PAGE_SIZE;
 			continue;
-		if (page_ref_count(page) >= REFPAGE_MAX_REFS)
-			break;
+		}
+		if (!got) {
+			if (page)
+				put_page(page);
+			page = refpage_take(rp, (end - addr) >> PAGE_SHIFT, &got);
+			if (!page)
+				return;
+		}
 		/* -EBUSY: mapped already (a copy, or a racing fault); leave it. */
-		vm_insert_page(vma, addr, page);
+		if (!vm_insert_page(vma, addr, page))
+			got--;
+		addr += PAGE_SIZE;
 	}
+	if (page)
+		put_page(page);
 }
 
+/*
+ * Reads map a copy of the pattern page, and its neighbours.  A first store
+ * maps one too, for wp_page_copy() to copy when the store faults again.
+ */
 static vm_fault_t refpage_fault(struct vm_fault *vmf)
 {
-	struct page *page = refpage_get(vmf->vma);
+	struct refpage *rp = vmf->vma->vm_file->private_data;
+	unsigned int got;
+	struct page *page;
 	vm_fault_t ret;
 
+	if (unlikely(PageHWPoison(rp->page)))
+		return VM_FAULT_HWPOISON;
+	page = refpage_take(rp, 1, &got);
 	if (!page)
-		return VM_FAULT_SIGBUS;
-	if (vmf->flags & FAULT_FLAG_WRITE) {
-		/* do_cow_fault() copies vmf->page into a new anonymous page. */
-		get_page(page);
-		vmf->page = page;
-		return 0;
-	}
+		return VM_FAULT_OOM;
 	ret = vmf_insert_page(vmf->vma, vmf->address, page);
-	if (ret == VM_FAULT_NOPAGE)
-		refpage_fault_around(vmf, page);
+	put_page(page);
+	if (ret == VM_FAULT_NOPAGE && !(vmf->flags & FAULT_FLAG_WRITE))
+		refpage_fault_around(vmf, rp);
 	return ret;
 }
 
@@ -130,13 +233,16 @@ static const struct vm_operations_struct refpage_vm_ops = {
 static int refpage_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct refpage *rp = file->private_data;
-	vm_flags_t set = VM_MIXEDMAP, clear = 0;
+	vm_flags_t set = VM_MIXEDMAP, clear = VM_MAYEXEC;
 
+	/* Never executable, as on a noexec mount (see path_noexec()). */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
 	if (vma->vm_flags & VM_SHARED) {
 		if (vma->vm_flags & VM_WRITE)
 			return -EINVAL;
 		/* Shared read-only is allowed; it must stay read-only. */
-		clear = VM_MAYWRITE;
+		clear |= VM_MAYWRITE;
 	}
 	/* VM_NONE where the kernel has no MTE, and then nothing is tagged. */
 	if (rp->tagged)
@@ -154,6 +260,8 @@ static int refpage_release(struct inode *inode, struct file *file)
 {
 	struct refpage *rp = file->private_data;
 
+	if (rp->copy)
+		put_page(rp->copy);
 	put_page(rp->page);
 	kfree(rp);
 	return 0;
@@ -294,6 +402,7 @@ static long refpage_create(const void __user *uarg, size_t size)
 	if (ret)
 		goto free_page;
 	rp->tagged = tagged;
+	spin_lock_init(&rp->lock);
 	fd = refpage_install(rp);
 	if (fd >= 0)
 		return fd;
