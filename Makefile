@@ -326,7 +326,7 @@ check-native: all
 # LD, AR and OBJCOPY follow from the compiler's name.
 cross-aarch64: FORCE
 	$(Q)$(MAKE) --no-print-directory B=build-aarch64 CC=aarch64-linux-gnu-gcc \
-		LDFLAGS=-static BENCH_SRCS= \
+		LDFLAGS=-static CPPFLAGS=-DMMKIT_STATIC BENCH_SRCS= \
 		build-aarch64/libmmkit.a build-aarch64/mmkit \
 		$(TEST_SRCS:tests/%.c=build-aarch64/tests/%)
 

@@ -11,7 +11,8 @@
  * first secret and names a page (the registry on a kernel without
  * CONFIG_ANON_VMA_NAME), under alarm(): a hang is SIGALRM.  Not under
  * ThreadSanitizer, whose start-up calls __register_atfork() before it can
- * run this program's code.
+ * run this program's code, nor linked statically (MMKIT_STATIC: the cross
+ * build), where libc's own __register_atfork() is linked in beside it.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -23,7 +24,7 @@
 
 #define CHILD_SECONDS	10
 
-#ifndef __SANITIZE_THREAD__
+#if !defined(__SANITIZE_THREAD__) && !defined(MMKIT_STATIC)
 typedef int register_fn(void (*)(void), void (*)(void), void (*)(void), void *);
 
 /* 1 while the next registration must wait for the fork; the pipes that say when. */
@@ -140,8 +141,10 @@ static int race(const char *what, void *(*fn)(void *), void *page, int optional)
 
 int main(void)
 {
-#ifdef __SANITIZE_THREAD__
+#if defined(__SANITIZE_THREAD__)
 	T_SKIP("ThreadSanitizer's start-up calls __register_atfork(), which this test interposes, before it can run the test's code");
+#elif defined(MMKIT_STATIC)
+	T_SKIP("a static build links libc's __register_atfork(), which this test interposes: the dynamic builds run it");
 #else
 	void *page;
 
