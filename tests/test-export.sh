@@ -122,6 +122,14 @@ status=$(get "http://$addr/metrics" "$tmp/http-om" \
 	fail "GET /metrics, OpenMetrics: $status"
 check_metrics "$tmp/http-om" om '[v for n, l, v in s if n == "mmkit_exporter_scrapes_total"] == [2]' ||
 	fail "GET /metrics, OpenMetrics"
+# Accept's media ranges: q=0 refuses, another OpenMetrics version is not 1.0.0.
+for accept in "application/openmetrics-text;q=0,text/plain;q=0.5" \
+	"application/openmetrics-text; version=2.0.0" "text/plain;version=0.0.4,application/openmetrics-text;q=0.5"; do
+	status=$(get "http://$addr/metrics" "$tmp/body" "Accept: $accept") &&
+		[ "$status" = "200 text/plain; version=0.0.4; charset=utf-8" ] || fail "Accept: $accept: $status"
+done
+status=$(get "http://$addr/metrics" "$tmp/body" "Accept: text/plain;q=0.2, application/openmetrics-text;q=0.9") &&
+	[ "${status#200 application/openmetrics-text}" != "$status" ] || fail "Accept preferring OpenMetrics: $status"
 status=$(get "http://$addr/" "$tmp/body") && [ "${status%% *}" = 404 ] || fail "GET /: $status"
 status=$(get "http://$addr/metricsx" "$tmp/body") && [ "${status%% *}" = 404 ] || fail "GET /metricsx: $status"
 
@@ -142,6 +150,9 @@ def status(s):
         data += chunk
     return data.split(b" ")[1].decode() if data else "closed"
 s = conn(); s.sendall(b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n"); assert status(s) == "405"
+s = conn(); s.sendall(b"GET /metrics HTTP/1.9\r\n\r\n"); assert status(s) == "400"
+# A NUL in a header: refused at once, not waited on until the timeout.
+s = conn(); s.sendall(b"GET /metrics HTTP/1.1\r\nX: a\0b\r\n"); assert status(s) == "400"
 s = conn(); s.sendall(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 10240 + b"\r\n\r\n")
 assert status(s) == "431"
 s = conn(); s.sendall(b"HEAD /metrics HTTP/1.1\r\n\r\n")
@@ -166,10 +177,43 @@ for c in slow:
 # The silent one and the slow ones left are timed out within the 5 s bound.
 assert status(silent) in ("408", "closed")
 EOF
+# A flood of idle connections (50 held open, the oldest closed for each new
+# one, in a process of its own) while 10 scrapes that send their request at
+# once (200 ms after the connection: a slow network's latency) are made: each is
+# served.
+python3 - "${addr%:*}" "${addr##*:}" >"$tmp/flood" 2>&1 <<'EOF' || fail "scrapes under an idle flood: $(cat "$tmp/flood")"
+import os, signal, socket, sys, time
+host, port = sys.argv[1], int(sys.argv[2])
+child = os.fork()
+if child == 0:
+    ring = []
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        try:
+            ring.append(socket.create_connection((host, port), timeout=5))
+        except OSError:
+            continue
+        if len(ring) > 50:
+            ring.pop(0).close()
+    os._exit(0)
+try:
+    time.sleep(0.5)
+    for i in range(10):
+        s = socket.create_connection((host, port), timeout=20)
+        time.sleep(0.2)  # the request's way over a slow network
+        s.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+        data = s.recv(64)
+        s.close()
+        assert data.startswith(b"HTTP/1.1 200"), "scrape %d: %r" % (i, data)
+finally:
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+EOF
+
 get "http://$addr/metrics" "$tmp/after" >/dev/null || fail "GET /metrics after the peers"
 check_metrics "$tmp/after" '
 	all([v for n, l, v in s if n == "mmkit_exporter_rejected_requests_total" and l["reason"] == r][0] >= k
-	    for r, k in (("bad_request", 1), ("too_large", 1), ("busy", 4), ("timeout", 1), ("not_found", 2)))' ||
+	    for r, k in (("bad_request", 3), ("too_large", 1), ("busy", 4), ("timeout", 1), ("not_found", 2)))' ||
 	fail "the rejected requests' counts: $(grep rejected "$tmp/after")"
 
 # A port in use: a message saying so, exit 1.
