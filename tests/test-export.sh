@@ -28,6 +28,14 @@ with open(path, "wb") as f:
 f = open(path, "rb")
 m = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)
 m[0]
+# Names told apart only by a byte 0xff and the text \xff: two series.
+twins = []
+for twin in (b"g\xff", b"g\\xff"):
+    with open(os.path.join(sys.argv[1].encode(), twin), "wb") as t:
+        t.write(b"t" * 4096)
+    t = open(os.path.join(sys.argv[1].encode(), twin), "rb")
+    twins.append(mmap.mmap(t.fileno(), 4096, prot=mmap.PROT_READ))
+    twins[-1][0]
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(15, b'p"\n\\\x1b', 0, 0, 0)
 # Secret memory, where the kernel has memfd_secret (447): one page mapped,
@@ -63,16 +71,19 @@ check_metrics "$tmp/text" '
 	and [v for n, l, v in s if n == "mmkit_name_processes" and l["name"] == a[0]] == [1]
 	and [l["kind"] for n, l, v in s if n == "mmkit_name_pss_bytes" and l["name"] == a[0]][0]
 		in ("registry", "anon_named")
-	and any(n == "mmkit_name_size_bytes" and l["name"] == a[2] + "/f\\b\"c\\012d\\x1bx\\xff"
+	and any(n == "mmkit_name_size_bytes" and l["name"] == a[2] + "/f\\\\b\"c\\\\012d\\x1bx\\xff"
 		and v == 4096 for n, l, v in s)
-	and any(n == "mmkit_process_rss_bytes" and l["pid"] == a[3] and l["command"] == "p\"\n\\\\x1b"
+	and any(n == "mmkit_process_rss_bytes" and l["pid"] == a[3] and l["command"] == "p\"\n\\\\\\x1b"
 		for n, l, v in s)
 	and [v for n, l, v in s if n == "mmkit_scrape_processes" and l["result"] == "read"] == [2]
 	and [v for n, l, v in s if n == "mmkit_exporter_scrapes_total"] == [0]
 	and any(n == "mmkit_secret_mapped_bytes" for n, l, v in s)
 	and (a[4] == "0" or [v for n, l, v in s if n.startswith("mmkit_process_secret_") and l["pid"] == a[3]]
 		== [4096, 8192])
-	and [v for n, l, v in s if n == "mmkit_refpage_page_cache_bytes"] == [4096]' \
+	and [v for n, l, v in s if n == "mmkit_refpage_page_cache_bytes"] == [4096]
+	and sorted(l["name"] for n, l, v in s if n == "mmkit_name_size_bytes"
+		and l["name"].startswith(a[2] + "/g")) == [a[2] + "/g\\\\xff", a[2] + "/g\\xff"]
+	and len(set((n, tuple(sorted(l.items()))) for n, l, v in s)) == len(s)' \
 	"[anon:$name]" "$page_kib" "$tmp/files" "$hpid" "$(sed -n 's/^ready secret=//p' "$tmp/hostile.out")" ||
 	fail "the text format"
 if command -v promtool >/dev/null; then
