@@ -114,8 +114,10 @@ check_metrics "$tmp/cap" '
 # The textfile: PATH replaced whole, nothing left beside it.
 mkdir "$tmp/tf"
 echo old >"$tmp/tf/mmkit.prom"
-"$mmkit" export --textfile "$tmp/tf/mmkit.prom" --pid "$npid" || fail "--textfile"
+# Readable by node_exporter (0644) under any umask.
+(umask 077 && "$mmkit" export --textfile "$tmp/tf/mmkit.prom" --pid "$npid") || fail "--textfile"
 [ "$(ls "$tmp/tf")" = mmkit.prom ] || fail "--textfile left: $(ls "$tmp/tf")"
+[ "$(stat -c %a "$tmp/tf/mmkit.prom")" = 644 ] || fail "--textfile mode $(stat -c %a "$tmp/tf/mmkit.prom")"
 check_metrics "$tmp/tf/mmkit.prom" 'any(l.get("name") == a[0] for n, l, v in s)' "[anon:$name]" ||
 	fail "--textfile content"
 "$mmkit" export --textfile "$tmp/no-such-dir/mmkit.prom" 2>"$tmp/err" && fail "--textfile into no directory: exit 0"
