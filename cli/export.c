@@ -114,7 +114,8 @@ static void write_names(FILE *f, int om, const struct group *g, size_t n, const 
 			snprintf(metric, sizeof(metric), "mmkit_name_%s",
 				 j == NBYTE_METRICS ? "processes" : "mappings");
 			family(f, om, metric, "gauge", j == NBYTE_METRICS ?
-			       "Processes mapping memory under the name" :
+			       "Processes mapping memory under the name; for [other], the sum over "
+			       "its names (a process mapping two is counted twice)" :
 			       "Mappings (or parts of one a registry name covers) under the name");
 		}
 		for (i = 0; i <= n; i++) {

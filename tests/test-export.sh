@@ -110,6 +110,8 @@ check_metrics "$tmp/cap" '
 	    ("mmkit_name_rss_bytes", "mmkit_name_processes", "mmkit_name_mappings"))
 	and [l["kind"] for n, l, v in s if n == "mmkit_name_pss_bytes" and l["name"] == "[other]"] == ["other"]
 	and [v for n, l, v in s if n == "mmkit_scrape_folded_names"][0] > 1' || fail "--max-series"
+grep -q '^# HELP mmkit_name_processes .*for \[other\], the sum over its names' "$tmp/cap" ||
+	fail "--max-series: [other]'s processes not said to be a sum"
 
 # The textfile: PATH replaced whole, nothing left beside it.
 mkdir "$tmp/tf"
