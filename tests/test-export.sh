@@ -10,7 +10,9 @@
 # cache of reference pages (a page read, not the page written); the series cap
 # and its [other] series; --top-processes; the textfile written by rename;
 # the HTTP endpoint: /metrics, content negotiation, 404, 405, HEAD, a port
-# in use, huge headers, slow and many connections, all counted; bad usage.
+# in use, huge headers, slow and many connections, all counted; Accept's q
+# and versions; HTTP/1.9 and a NUL refused; scrapes served under a flood of
+# idle connections; no spinning out of descriptors; bad usage.
 set -u
 . "$(dirname "$0")/fleet-test.sh"
 
