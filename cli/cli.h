@@ -83,11 +83,12 @@ int cli_text_string(FILE *f, const char *s);
 void cli_json_string(FILE *f, const char *s);
 /*
  * A label value of the Prometheus and OpenMetrics text formats, quotes
- * included: a backslash, a double quote and a newline escaped as the
- * formats say (\\, \", \n); the value always valid UTF-8 without
- * control characters: another control byte, a C1 control's bytes and a
- * byte that is not valid UTF-8 become the four characters \xNN (written
- * \\xNN), as in cli_json_string().
+ * included: a double quote and a newline escaped as the formats say (\",
+ * \n); the value always valid UTF-8 without control characters: another
+ * control byte, a C1 control's bytes and a byte that is not valid UTF-8
+ * become the four characters \xNN (written \\xNN).  A backslash of the
+ * name becomes two in the value (written \\\\), so that distinct names
+ * stay distinct series: a name's own text \xff is \\xff, a byte 0xff \xff.
  */
 void cli_label_string(FILE *f, const char *s);
 /*

@@ -4,10 +4,14 @@
  * at a time, in one thread.  The peer may be hostile: a request must
  * arrive whole within EXPORT_READ_SECONDS of the connection and within
  * EXPORT_HEADER_MAX bytes, a response be taken within
- * EXPORT_WRITE_SECONDS, and at most EXPORT_CONNECTIONS are open, the
- * oldest dropped for a new one: slow senders (slowloris), huge headers and
- * floods of connections cost bounded memory and time, and a scraper that
- * sends its request at once is served.  Every refusal is counted in
+ * EXPORT_WRITE_SECONDS, and at most EXPORT_CONNECTIONS are open.  A
+ * connection's request is read as soon as it is accepted; when the table is
+ * full the oldest connection that has sent nothing is dropped for a new one
+ * (the oldest of all if every one has sent something), after reading what
+ * it may have sent meanwhile: slow senders (slowloris), huge headers and
+ * floods of idle connections cost bounded memory and time, and a scraper
+ * that sends its request at once is served.  Out of descriptors (EMFILE),
+ * the listening socket is left unpolled until a connection closes.  Every refusal is counted in
  * mmkit_exporter_rejected_requests_total.  Each response closes its
  * connection.
  *
@@ -26,6 +30,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "cli.h"
@@ -43,6 +48,8 @@ struct server {
 	int listen_fd;
 	struct conn *conns[EXPORT_CONNECTIONS];
 	size_t n;
+	int paused;			/* out of descriptors: the listener not polled */
+	double paused_until;
 	struct export_counters c;
 };
 
@@ -61,6 +68,20 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Connections are accepted once their request's first bytes arrived, or
+ * after EXPORT_DEFER_SECONDS (TCP_DEFER_ACCEPT): a flood of connections
+ * that send nothing waits in the kernel's queue of half-open connections,
+ * not in the table where it would push out a scraper's whose request is on
+ * its way.  Best effort: without it, make_room() still drops the idle first.
+ */
+static void defer_accept(int fd)
+{
+	int seconds = EXPORT_DEFER_SECONDS;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
+}
+
 /* The socket systemd passed (LISTEN_FDS=1 for this PID), or -1 after a message. */
 static int systemd_socket(void)
 {
@@ -77,9 +98,10 @@ static int systemd_socket(void)
 		cli_error("export: --listen systemd: descriptor 3 is not a listening socket");
 		return -1;
 	}
-	/* accept_all() takes connections until there are none left. */
+	/* accept_some() takes connections until there are none left. */
 	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
 	fcntl(3, F_SETFD, FD_CLOEXEC);
+	defer_accept(3);
 	return 3;
 }
 
@@ -176,8 +198,10 @@ static int open_listener(const char *spec)
 		return -2;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd >= 0)
+	if (fd >= 0) {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		defer_accept(fd);
+	}
 	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
 		err = errno;
 		if (err == EADDRINUSE)
@@ -200,6 +224,7 @@ static void drop(struct server *s, size_t i)
 	close(s->conns[i]->fd);
 	free(s->conns[i]);
 	s->conns[i] = s->conns[--s->n];
+	s->paused = 0;
 }
 
 /* Sends all of [p, p + len) by @deadline; -ETIMEDOUT or -errno. */
@@ -250,24 +275,80 @@ static void refuse(struct server *s, int fd, enum export_reject why, const char 
 	respond(s, fd, status, "text/plain; charset=utf-8", body, (size_t)n, 0);
 }
 
-/* 1 if the header @name (with its colon) of the request lists @value, any case. */
-static int header_has(const char *req, const char *name, const char *value)
+/*
+ * The quality (0 to 1) the media range [p, end) of an Accept header gives
+ * OpenMetrics 1.0.0 (*om) and the text format 0.0.4 (*text), raised only:
+ * "application/openmetrics-text" with no version or version=1.0.0, and
+ * "text/plain" with no version or version=0.0.4, "text/ *" and "* / *" for the
+ * text format; q=0 refuses (RFC 9110 12.4.2).
+ */
+static void media_range(const char *p, const char *end, double *om, double *text)
 {
-	const char *line = strchr(req, '\n'), *eol;
-	size_t nlen = strlen(name), vlen = strlen(value);
+	const char *semi, *type_end, *version = NULL, *pend;
+	size_t vlen = 0, tlen;
+	double q = 1;
+	int is_om, is_text;
+
+	if (end <= p)
+		return;
+	semi = memchr(p, ';', (size_t)(end - p));
+	type_end = semi ? semi : end;
+	while (type_end > p && (type_end[-1] == ' ' || type_end[-1] == '\t'))
+		type_end--;
+	tlen = (size_t)(type_end - p);
+	for (p = semi; p && p < end; p = pend) {
+		const char *param = p + 1;
+
+		pend = memchr(param, ';', (size_t)(end - param));
+		if (!pend)
+			pend = end;
+		param += strspn(param, " \t");
+		if (!strncasecmp(param, "q=", 2))
+			q = strtod(param + 2, NULL);
+		else if (!strncasecmp(param, "version=", 8)) {
+			version = param + 8;
+			for (vlen = 0; version + vlen < pend && !strchr(" \t", version[vlen]); vlen++)
+				;
+		}
+	}
+#define IS(str) (tlen == sizeof(str) - 1 && !strncasecmp(type_end - tlen, str, tlen))
+#define VERSION(str) (!version || (vlen == sizeof(str) - 1 && !strncmp(version, str, vlen)))
+	is_om = IS("application/openmetrics-text") && VERSION("1.0.0");
+	is_text = (IS("text/plain") && VERSION("0.0.4")) || IS("text/*") || IS("*/*");
+#undef IS
+#undef VERSION
+	if (is_om && q > *om)
+		*om = q;
+	if (is_text && q > *text)
+		*text = q;
+}
+
+/*
+ * 1 if the request's Accept headers prefer OpenMetrics 1.0.0 to the text
+ * format 0.0.4 (or accept only it); the text format otherwise, and when
+ * there is no Accept header.
+ */
+static int wants_openmetrics(const char *req)
+{
+	const char *line = strchr(req, '\n'), *eol, *p, *comma;
+	double om = 0, text = 0;
 
 	for (; line && line[1]; line = eol) {
 		line++;
 		eol = strchr(line, '\n');
 		if (!eol)
 			break;
-		if (strncasecmp(line, name, nlen))
+		if (strncasecmp(line, "Accept:", 7))
 			continue;
-		for (line += nlen; line + vlen <= eol; line++)
-			if (!strncasecmp(line, value, vlen))
-				return 1;
+		for (p = line + 7; p < eol; p = comma + 1) {
+			comma = memchr(p, ',', (size_t)(eol - p));
+			if (!comma)
+				comma = eol;
+			p += strspn(p, " \t");
+			media_range(p, comma > p && comma[-1] == '\r' ? comma - 1 : comma, &om, &text);
+		}
 	}
-	return 0;
+	return om > 0 && om >= text;
 }
 
 /* A whole request is in @c: answers it. */
@@ -281,7 +362,9 @@ static void serve(struct server *s, struct conn *c)
 	c->buf[c->len] = '\0';
 	target = strchr(c->buf, ' ');
 	version = target ? strchr(target + 1, ' ') : NULL;
-	if (!version || strncmp(version + 1, "HTTP/1.", 7)) {
+	/* HTTP/1.0 and HTTP/1.1 only (RFC 9112 2.3): not HTTP/1.9 nor HTTP/1.10. */
+	if (!version || (strncmp(version + 1, "HTTP/1.0", 8) && strncmp(version + 1, "HTTP/1.1", 8)) ||
+	    !strchr("\r\n", version[9])) {
 		refuse(s, c->fd, REJECT_BAD_REQUEST, "400 Bad Request");
 		return;
 	}
@@ -299,7 +382,7 @@ static void serve(struct server *s, struct conn *c)
 		return;
 	}
 	*version = ' ';
-	om = header_has(c->buf, "Accept:", "application/openmetrics-text");
+	om = wants_openmetrics(c->buf);
 	s->c.scrapes++;
 	f = open_memstream(&body, &len);
 	ret = f ? export_write(f, s->o, om, &s->c) : -ENOMEM;
@@ -327,6 +410,11 @@ static int receive(struct server *s, struct conn *c)
 		return errno != EAGAIN && errno != EINTR;
 	if (!n)
 		return 1;
+	/* A NUL is in no request (RFC 9112 2.2): refused at once, not read past. */
+	if (memchr(c->buf + c->len, '\0', (size_t)n)) {
+		refuse(s, c->fd, REJECT_BAD_REQUEST, "400 Bad Request");
+		return 1;
+	}
 	c->len += (size_t)n;
 	c->buf[c->len] = '\0';
 	if (strstr(from, "\r\n\r\n") || strstr(from, "\n\n")) {
@@ -340,29 +428,70 @@ static int receive(struct server *s, struct conn *c)
 	return 0;
 }
 
-static void accept_all(struct server *s)
+/*
+ * The table is full: frees a place.  The victim is the oldest connection
+ * that has sent nothing (an idle flood's), the oldest of all if each has
+ * sent something; what it sent since the last poll is read first, so that
+ * a request that arrived is served, not dropped.
+ */
+static void make_room(struct server *s)
 {
-	size_t i, oldest;
-	struct conn *c;
-	int fd;
+	size_t i, victim;
 
-	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	while (s->n == EXPORT_CONNECTIONS) {
+		for (i = 0, victim = s->n; i < s->n; i++)
+			if (!s->conns[i]->len &&
+			    (victim == s->n || s->conns[i]->deadline < s->conns[victim]->deadline))
+				victim = i;
+		if (victim < s->n) {
+			if (receive(s, s->conns[victim])) {
+				drop(s, victim);
+				continue;
+			}
+			if (s->conns[victim]->len)
+				continue;	/* it sent something: another victim */
+		} else {
+			for (i = 1, victim = 0; i < s->n; i++)
+				if (s->conns[i]->deadline < s->conns[victim]->deadline)
+					victim = i;
+		}
+		s->c.rejected[REJECT_BUSY]++;
+		drop(s, victim);
+	}
+}
+
+/*
+ * Takes the waiting connections, EXPORT_CONNECTIONS at most (then the
+ * others' requests are polled), each read at once.  Out of descriptors, the
+ * listener is left unpolled (the backlog holds the connections) until a
+ * connection closes, or 1 s: it stays readable, and polling it would spin.
+ */
+static void accept_some(struct server *s)
+{
+	struct conn *c;
+	int fd, k;
+
+	for (k = 0; k < EXPORT_CONNECTIONS; k++) {
+		fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				s->paused = 1;
+				s->paused_until = now() + 1;
+			}
+			return;
+		}
 		c = malloc(sizeof(*c));
 		if (!c) {
 			close(fd);
 			continue;
 		}
-		if (s->n == EXPORT_CONNECTIONS) {
-			for (i = 1, oldest = 0; i < s->n; i++)
-				if (s->conns[i]->deadline < s->conns[oldest]->deadline)
-					oldest = i;
-			s->c.rejected[REJECT_BUSY]++;
-			drop(s, oldest);
-		}
+		make_room(s);
 		c->fd = fd;
 		c->len = 0;
 		c->deadline = now() + EXPORT_READ_SECONDS;
 		s->conns[s->n++] = c;
+		if (receive(s, c))
+			drop(s, s->n - 1);
 	}
 }
 
@@ -381,7 +510,12 @@ static void loop(struct server *s)
 			refuse(s, s->conns[i]->fd, REJECT_TIMEOUT, "408 Request Timeout");
 			drop(s, i);
 		}
-		pfd[0].fd = s->listen_fd;
+		if (s->paused && s->paused_until <= t)
+			s->paused = 0;
+		if (s->paused && s->paused_until < next)
+			next = s->paused_until;
+		/* A negative descriptor is not polled (poll(2)). */
+		pfd[0].fd = s->paused ? -1 : s->listen_fd;
 		pfd[0].events = POLLIN;
 		for (i = 0; i < s->n; i++) {
 			pfd[i + 1].fd = s->conns[i]->fd;
@@ -397,7 +531,7 @@ static void loop(struct server *s)
 			if (pfd[i + 1].revents && receive(s, s->conns[i]))
 				drop(s, i);
 		if (pfd[0].revents & POLLIN)
-			accept_all(s);
+			accept_some(s);
 	}
 }
 

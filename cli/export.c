@@ -114,7 +114,8 @@ static void write_names(FILE *f, int om, const struct group *g, size_t n, const 
 			snprintf(metric, sizeof(metric), "mmkit_name_%s",
 				 j == NBYTE_METRICS ? "processes" : "mappings");
 			family(f, om, metric, "gauge", j == NBYTE_METRICS ?
-			       "Processes mapping memory under the name" :
+			       "Processes mapping memory under the name; for [other], the sum over "
+			       "its names (a process mapping two is counted twice)" :
 			       "Mappings (or parts of one a registry name covers) under the name");
 		}
 		for (i = 0; i <= n; i++) {
@@ -287,13 +288,14 @@ static int write_textfile(const struct export_opts *o)
 	FILE *f = NULL;
 	int fd, ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", o->textfile, (int)getpid()) >= (int)sizeof(tmp)) {
+	/* Not .prom, which node_exporter would read half written; not guessable. */
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", o->textfile) >= (int)sizeof(tmp)) {
 		cli_error("export: --textfile: the path is too long");
 		return CLI_EXIT_USAGE;
 	}
-	/* 0644: node_exporter runs as a user of its own. */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd >= 0)
+	fd = mkostemp(tmp, O_CLOEXEC);
+	/* 0644 whatever the umask: node_exporter runs as a user of its own. */
+	if (fd >= 0 && !fchmod(fd, 0644))
 		f = fdopen(fd, "w");
 	if (!f) {
 		cli_error("export: --textfile: cannot create %s: %s", tmp, strerror(errno));

@@ -36,7 +36,8 @@ struct export_opts {
 #define EXPORT_HEADER_MAX	8192	/* bytes of request line and headers */
 #define EXPORT_READ_SECONDS	5	/* to send the whole request, from the connection */
 #define EXPORT_WRITE_SECONDS	10	/* to take the whole response */
-#define EXPORT_CONNECTIONS	16	/* open at once; the oldest is dropped for a new one */
+#define EXPORT_CONNECTIONS	16	/* open at once; the oldest idle is dropped for a new one */
+#define EXPORT_DEFER_SECONDS	2	/* a connection waits for its request in the kernel */
 
 /* The media types of the two formats. */
 #define EXPORT_TYPE_TEXT	"text/plain; version=0.0.4; charset=utf-8"

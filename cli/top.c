@@ -31,6 +31,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fleet.h"
@@ -297,7 +298,9 @@ int cmd_top(const struct cli_args *a)
 		       f.read, f.gone, f.denied, f.failed);
 	} else {
 		printf("%llu processes read; skipped: %llu gone, %llu denied%s, %llu failed\n",
-		       f.read, f.gone, f.denied, f.denied ? " (another user's: run as root)" : "",
+		       f.read, f.gone, f.denied, !f.denied ? "" : geteuid() ?
+		       " (another user's: run as root)" :
+		       " (another user's: root without CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH)",
 		       f.failed);
 	}
 	fleet_free(&f);

@@ -161,8 +161,10 @@ void cli_label_string(FILE *f, const char *s)
 	fputc('"', f);
 	while (*p) {
 		n = utf8_len(p);
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
+		if (*p == '"')
+			fputs("\\\"", f);
+		else if (*p == '\\')
+			fputs("\\\\\\\\", f);	/* \\ in the value: apart from a byte's \xNN */
 		else if (*p == '\n')
 			fputs("\\n", f);
 		else if ((n == 1 && *p >= 0x20 && *p != 0x7f) || (n > 1 && !utf8_c1(p, n)))

@@ -71,6 +71,14 @@ done
 [ "$(grep -c 'deb-systemd-helper enable' "$tmp/mmkit.postinst")" = \
 	"$(grep -c 'deb-systemd-helper --quiet was-enabled' "$tmp/mmkit.postinst")" ] ||
 	fail "the mmkit package enables its units: $(cat "$tmp/mmkit.postinst")"
+# Loopback only (a scrape discloses every process's paths and commands), and
+# no system call into another process.
+grep -qx 'ListenStream=127.0.0.1:9977' "$tmp/mmkit/lib/systemd/system/mmkit-exporter.socket" &&
+	[ "$(grep -c '^ListenStream=' "$tmp/mmkit/lib/systemd/system/mmkit-exporter.socket")" = 1 ] ||
+	fail "mmkit-exporter.socket listens beyond 127.0.0.1:9977"
+grep -qx 'SystemCallFilter=~ptrace process_vm_readv process_vm_writev open_by_handle_at name_to_handle_at' \
+	"$tmp/mmkit/lib/systemd/system/mmkit-exporter.service" ||
+	fail "mmkit-exporter.service has no SystemCallFilter against ptrace"
 # Their directives as this systemd reads them; ExecStart names the packaged binary.
 if command -v systemd-analyze >/dev/null; then
 	mkdir "$tmp/units"

@@ -10,7 +10,9 @@
 # cache of reference pages (a page read, not the page written); the series cap
 # and its [other] series; --top-processes; the textfile written by rename;
 # the HTTP endpoint: /metrics, content negotiation, 404, 405, HEAD, a port
-# in use, huge headers, slow and many connections, all counted; bad usage.
+# in use, huge headers, slow and many connections, all counted; Accept's q
+# and versions; HTTP/1.9 and a NUL refused; scrapes served under a flood of
+# idle connections; no spinning out of descriptors; bad usage.
 set -u
 . "$(dirname "$0")/fleet-test.sh"
 
@@ -28,6 +30,14 @@ with open(path, "wb") as f:
 f = open(path, "rb")
 m = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)
 m[0]
+# Names told apart only by a byte 0xff and the text \xff: two series.
+twins = []
+for twin in (b"g\xff", b"g\\xff"):
+    with open(os.path.join(sys.argv[1].encode(), twin), "wb") as t:
+        t.write(b"t" * 4096)
+    t = open(os.path.join(sys.argv[1].encode(), twin), "rb")
+    twins.append(mmap.mmap(t.fileno(), 4096, prot=mmap.PROT_READ))
+    twins[-1][0]
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(15, b'p"\n\\\x1b', 0, 0, 0)
 # Secret memory, where the kernel has memfd_secret (447): one page mapped,
@@ -63,16 +73,19 @@ check_metrics "$tmp/text" '
 	and [v for n, l, v in s if n == "mmkit_name_processes" and l["name"] == a[0]] == [1]
 	and [l["kind"] for n, l, v in s if n == "mmkit_name_pss_bytes" and l["name"] == a[0]][0]
 		in ("registry", "anon_named")
-	and any(n == "mmkit_name_size_bytes" and l["name"] == a[2] + "/f\\b\"c\\012d\\x1bx\\xff"
+	and any(n == "mmkit_name_size_bytes" and l["name"] == a[2] + "/f\\\\b\"c\\\\012d\\x1bx\\xff"
 		and v == 4096 for n, l, v in s)
-	and any(n == "mmkit_process_rss_bytes" and l["pid"] == a[3] and l["command"] == "p\"\n\\\\x1b"
+	and any(n == "mmkit_process_rss_bytes" and l["pid"] == a[3] and l["command"] == "p\"\n\\\\\\x1b"
 		for n, l, v in s)
 	and [v for n, l, v in s if n == "mmkit_scrape_processes" and l["result"] == "read"] == [2]
 	and [v for n, l, v in s if n == "mmkit_exporter_scrapes_total"] == [0]
 	and any(n == "mmkit_secret_mapped_bytes" for n, l, v in s)
 	and (a[4] == "0" or [v for n, l, v in s if n.startswith("mmkit_process_secret_") and l["pid"] == a[3]]
 		== [4096, 8192])
-	and [v for n, l, v in s if n == "mmkit_refpage_page_cache_bytes"] == [4096]' \
+	and [v for n, l, v in s if n == "mmkit_refpage_page_cache_bytes"] == [4096]
+	and sorted(l["name"] for n, l, v in s if n == "mmkit_name_size_bytes"
+		and l["name"].startswith(a[2] + "/g")) == [a[2] + "/g\\\\xff", a[2] + "/g\\xff"]
+	and len(set((n, tuple(sorted(l.items()))) for n, l, v in s)) == len(s)' \
 	"[anon:$name]" "$page_kib" "$tmp/files" "$hpid" "$(sed -n 's/^ready secret=//p' "$tmp/hostile.out")" ||
 	fail "the text format"
 if command -v promtool >/dev/null; then
@@ -99,12 +112,16 @@ check_metrics "$tmp/cap" '
 	    ("mmkit_name_rss_bytes", "mmkit_name_processes", "mmkit_name_mappings"))
 	and [l["kind"] for n, l, v in s if n == "mmkit_name_pss_bytes" and l["name"] == "[other]"] == ["other"]
 	and [v for n, l, v in s if n == "mmkit_scrape_folded_names"][0] > 1' || fail "--max-series"
+grep -q '^# HELP mmkit_name_processes .*for \[other\], the sum over its names' "$tmp/cap" ||
+	fail "--max-series: [other]'s processes not said to be a sum"
 
 # The textfile: PATH replaced whole, nothing left beside it.
 mkdir "$tmp/tf"
 echo old >"$tmp/tf/mmkit.prom"
-"$mmkit" export --textfile "$tmp/tf/mmkit.prom" --pid "$npid" || fail "--textfile"
+# Readable by node_exporter (0644) under any umask.
+(umask 077 && "$mmkit" export --textfile "$tmp/tf/mmkit.prom" --pid "$npid") || fail "--textfile"
 [ "$(ls "$tmp/tf")" = mmkit.prom ] || fail "--textfile left: $(ls "$tmp/tf")"
+[ "$(stat -c %a "$tmp/tf/mmkit.prom")" = 644 ] || fail "--textfile mode $(stat -c %a "$tmp/tf/mmkit.prom")"
 check_metrics "$tmp/tf/mmkit.prom" 'any(l.get("name") == a[0] for n, l, v in s)' "[anon:$name]" ||
 	fail "--textfile content"
 "$mmkit" export --textfile "$tmp/no-such-dir/mmkit.prom" 2>"$tmp/err" && fail "--textfile into no directory: exit 0"
@@ -122,6 +139,14 @@ status=$(get "http://$addr/metrics" "$tmp/http-om" \
 	fail "GET /metrics, OpenMetrics: $status"
 check_metrics "$tmp/http-om" om '[v for n, l, v in s if n == "mmkit_exporter_scrapes_total"] == [2]' ||
 	fail "GET /metrics, OpenMetrics"
+# Accept's media ranges: q=0 refuses, another OpenMetrics version is not 1.0.0.
+for accept in "application/openmetrics-text;q=0,text/plain;q=0.5" \
+	"application/openmetrics-text; version=2.0.0" "text/plain;version=0.0.4,application/openmetrics-text;q=0.5"; do
+	status=$(get "http://$addr/metrics" "$tmp/body" "Accept: $accept") &&
+		[ "$status" = "200 text/plain; version=0.0.4; charset=utf-8" ] || fail "Accept: $accept: $status"
+done
+status=$(get "http://$addr/metrics" "$tmp/body" "Accept: text/plain;q=0.2, application/openmetrics-text;q=0.9") &&
+	[ "${status#200 application/openmetrics-text}" != "$status" ] || fail "Accept preferring OpenMetrics: $status"
 status=$(get "http://$addr/" "$tmp/body") && [ "${status%% *}" = 404 ] || fail "GET /: $status"
 status=$(get "http://$addr/metricsx" "$tmp/body") && [ "${status%% *}" = 404 ] || fail "GET /metricsx: $status"
 
@@ -142,6 +167,9 @@ def status(s):
         data += chunk
     return data.split(b" ")[1].decode() if data else "closed"
 s = conn(); s.sendall(b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n"); assert status(s) == "405"
+s = conn(); s.sendall(b"GET /metrics HTTP/1.9\r\n\r\n"); assert status(s) == "400"
+# A NUL in a header: refused at once, not waited on until the timeout.
+s = conn(); s.sendall(b"GET /metrics HTTP/1.1\r\nX: a\0b\r\n"); assert status(s) == "400"
 s = conn(); s.sendall(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 10240 + b"\r\n\r\n")
 assert status(s) == "431"
 s = conn(); s.sendall(b"HEAD /metrics HTTP/1.1\r\n\r\n")
@@ -166,11 +194,76 @@ for c in slow:
 # The silent one and the slow ones left are timed out within the 5 s bound.
 assert status(silent) in ("408", "closed")
 EOF
+# A flood of idle connections (50 held open, the oldest closed for each new
+# one, in a process of its own) while 10 scrapes that send their request at
+# once (200 ms after the connection: a slow network's latency) are made: each is
+# served.
+python3 - "${addr%:*}" "${addr##*:}" >"$tmp/flood" 2>&1 <<'EOF' || fail "scrapes under an idle flood: $(cat "$tmp/flood")"
+import os, signal, socket, sys, time
+host, port = sys.argv[1], int(sys.argv[2])
+child = os.fork()
+if child == 0:
+    ring = []
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        try:
+            ring.append(socket.create_connection((host, port), timeout=5))
+        except OSError:
+            continue
+        if len(ring) > 50:
+            ring.pop(0).close()
+    os._exit(0)
+try:
+    time.sleep(0.5)
+    for i in range(10):
+        s = socket.create_connection((host, port), timeout=20)
+        time.sleep(0.2)  # the request's way over a slow network
+        s.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+        data = s.recv(64)
+        s.close()
+        assert data.startswith(b"HTTP/1.1 200"), "scrape %d: %r" % (i, data)
+finally:
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+EOF
+
 get "http://$addr/metrics" "$tmp/after" >/dev/null || fail "GET /metrics after the peers"
 check_metrics "$tmp/after" '
 	all([v for n, l, v in s if n == "mmkit_exporter_rejected_requests_total" and l["reason"] == r][0] >= k
-	    for r, k in (("bad_request", 1), ("too_large", 1), ("busy", 4), ("timeout", 1), ("not_found", 2)))' ||
+	    for r, k in (("bad_request", 3), ("too_large", 1), ("busy", 4), ("timeout", 1), ("not_found", 2)))' ||
 	fail "the rejected requests' counts: $(grep rejected "$tmp/after")"
+
+# Out of descriptors (12: fewer than 16 connections): 14 connections that
+# sent a part of their request fill them, accept4() fails with EMFILE and the
+# listener stays readable; the server waits instead of spinning: over 2 s,
+# less than 0.5 s of CPU time.  Once they close, a scrape is served.
+mmkit_save=$mmkit
+mmkit="$tmp/mmkit-12"
+printf '#!/bin/sh\nulimit -n 12 && exec "%s" "$@"\n' "$mmkit_save" >"$mmkit"
+chmod +x "$mmkit"
+serve --pid "$npid"
+mmkit=$mmkit_save
+python3 - "${addr%:*}" "${addr##*:}" "$server" >"$tmp/emfile" 2>&1 <<'EOF' || fail "out of descriptors: $(cat "$tmp/emfile")"
+import os, socket, sys, time
+host, port, pid = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def cpu():
+    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+held = [socket.create_connection((host, port), timeout=20) for _ in range(14)]
+for c in held:
+    c.sendall(b"GET /metrics HTTP/1.1\r\n")
+time.sleep(0.5)
+before = cpu()
+time.sleep(2)
+spent = cpu() - before
+assert spent < 0.5, "%.2f s of CPU time in 2 s" % spent
+for c in held:
+    c.close()
+s = socket.create_connection((host, port), timeout=20)
+s.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+data = s.recv(64)
+assert data.startswith(b"HTTP/1.1 200"), data
+EOF
 
 # A port in use: a message saying so, exit 1.
 "$mmkit" export --listen "$addr" >/dev/null 2>"$tmp/err" && fail "a port in use: exit 0"

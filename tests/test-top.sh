@@ -66,6 +66,15 @@ if [ -n "$nobody" ]; then
 		>"$tmp/nobody.json" 2>"$tmp/err" || fail "top as nobody: $(cat "$tmp/err")"
 	check "$tmp/nobody.json" 'd["denied"] > 0 and d["read"] >= 1 and any(g["name"] == a[0]
 		and g["processes"] == 1 for g in d["names"])' "$name" || fail "top as nobody"
+	# Root without the capabilities that read another user's process: the hint
+	# is not to run as root.
+	if [ "$(id -u)" = 0 ] && setpriv --bounding-set=-sys_ptrace,-dac_read_search,-dac_override \
+		--inh-caps=-all true 2>/dev/null; then
+		setpriv --bounding-set=-sys_ptrace,-dac_read_search,-dac_override --inh-caps=-all \
+			"$mmkit" top >"$tmp/nocap" 2>"$tmp/err" || fail "top without capabilities"
+		tail -n 1 "$tmp/nocap" | grep -q 'denied (another user.s: root without CAP_SYS_PTRACE' ||
+			fail "top as root without capabilities: $(tail -n 1 "$tmp/nocap")"
+	fi
 fi
 
 # A glob no name matches: nothing to show, in either view, and no failure.
