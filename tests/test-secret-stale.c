@@ -32,13 +32,22 @@
 static size_t page;
 static unsigned long s_lock_taken;
 
+#ifdef MMKIT_STATIC
+/* A static build has no RTLD_NEXT: glibc's own name for the call. */
+int __pthread_mutex_lock(pthread_mutex_t *m);
+#endif
+
 /* Counts the library's S.lock acquisitions: the fast path must take none. */
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	static int (*real)(pthread_mutex_t *);
 
+#ifdef MMKIT_STATIC
+	real = __pthread_mutex_lock;
+#else
 	if (!real)
 		real = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+#endif
 	if (m == &S.lock)
 		__atomic_add_fetch(&s_lock_taken, 1, __ATOMIC_RELAXED);
 	return real(m);
