@@ -229,11 +229,20 @@ static struct proc *proc_new(pid_t tgid, pid_t ppid)
 	p->tgid = tgid;
 	p->target_fd = -1;
 	p->reg = init;
-	if (parent && parent->target_fd >= 0) {
+	/*
+	 * Only the very file installed in the parent is the inherited
+	 * registry: after exec (close-on-exec) the number may hold a file of
+	 * the program's own, which is neither read nor replaced.
+	 */
+	if (parent && parent->target_fd >= 0 &&
+	    fd_is_file(tgid, parent->target_fd, parent->dev, parent->ino)) {
 		n = inherited_read(tgid, parent->target_fd, &e);
 		/* Replaces the inherited descriptor: not read as the child's besides its own. */
-		if (n >= 0)
+		if (n >= 0) {
 			p->target_fd = parent->target_fd;
+			p->dev = parent->dev;
+			p->ino = parent->ino;
+		}
 	}
 	if (mmkit__registry_fill(&p->reg, e, n > 0 ? (size_t)n : 0)) {
 		free(e);
@@ -281,7 +290,8 @@ static void proc_install(struct proc *p, uint64_t id)
 		       fd_is_file(p->tgid, p->target_fd, p->dev, p->ino)))
 		return;
 	add.srcfd = (uint32_t)fd;
-	if (p->target_fd >= 0) {
+	/* Over a file installed here (or inherited from one) only, else at a new number. */
+	if (p->target_fd >= 0 && fd_is_file(p->tgid, p->target_fd, p->dev, p->ino)) {
 		add.flags = SECCOMP_ADDFD_FLAG_SETFD;
 		add.newfd = (uint32_t)p->target_fd;
 	}
