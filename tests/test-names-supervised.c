@@ -253,8 +253,9 @@ static int target(const char *self)
 		pthread_join(th[i], NULL);
 
 	/*
-	 * fork: the child inherits a's names; the parent names c[1] after
-	 * the fork, before the child names c[0]: the child must not get it.
+	 * fork: the child inherits a's names; its first naming call (c[0])
+	 * gives it a registry of its own, so the parent's name for c[1]
+	 * after that must not show in the child.
 	 */
 	if (pipe(go) || pipe(back) || pipe(ex))
 		return T_EXIT_FAIL;
@@ -268,10 +269,10 @@ static int target(const char *self)
 		pause();
 		_exit(0);
 	}
-	EXPECT(name(c + page, page, "parent-after"), 0);
 	if (child < 0 || write(go[1], "g", 1) != 1 || read(back[0], xbuf, 1) != 1 ||
 	    xbuf[0] != 'k')
 		return T_EXIT_FAIL;
+	EXPECT(name(c + page, page, "parent-after"), 0);
 
 	/* exec: a child that named a page before executes; only its later name shows. */
 	execd = fork();
