@@ -71,11 +71,9 @@ struct insn {
 /*
  * Installs the filter, returning its listener or -errno.  To user
  * notification: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) of this
- * architecture, and the calls that make a process (fork, vfork, clone
- * without CLONE_THREAD, clone3, whose flags are in memory), which the
- * supervisor lets go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) after noting
- * that the process's registry is now shared with a child.  Everything else
- * is allowed by the filter itself; its verdict depends on the call number
+ * architecture only: nothing else, so that processes that outlive this
+ * one (whose notified calls then fail with ENOSYS) can still fork and
+ * execute.  Everything else is allowed by the filter itself; its verdict depends on the call number
  * alone, which Linux 5.11+ caches.  prctl's option is an int (the kernel
  * reads the low 32 bits only), PR_SET_VMA_ANON_NAME an unsigned long (all
  * 64).  Calls of another ABI (32-bit programs) are allowed: the kernel
@@ -87,15 +85,7 @@ static int filter_install(void)
 		LD(offsetof(struct seccomp_data, arch)),
 		JEQ(NATIVE_ARCH, NEXT, ALLOW),
 		LD(offsetof(struct seccomp_data, nr)),
-		JEQ(__NR_prctl, PRCTL, NEXT),
-		JEQ(__NR_clone3, NOTIFY, NEXT),
-#ifdef __NR_fork
-		JEQ(__NR_fork, NOTIFY, NEXT),
-		JEQ(__NR_vfork, NOTIFY, NEXT),
-#endif
-		JEQ(__NR_clone, NEXT, ALLOW),
-		LD(ARG_LO(0)),
-		{ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 0), ALLOW, NOTIFY, NEXT },
+		JEQ(__NR_prctl, PRCTL, ALLOW),
 		{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)), NEXT, NEXT, PRCTL },
 		JEQ(PR_SET_VMA, NEXT, ALLOW),
 		LD(ARG_LO(1)),

@@ -19,12 +19,14 @@
  * first naming call, written by the supervisor only (sealed like the
  * library's).  Readers scan /proc/PID/fd for it as for any registry.
  *  - fork: the child inherits its parent's descriptor, and so its names
- *    (the kernel copies names at fork).  The filter sends the calls that
- *    make a process here too (forking()): the parent's next naming call
- *    moves it to a copy (proc_unshare()), the child keeping the names as
- *    they were.  On the child's first naming call it gets a registry of
- *    its own, a copy of the one it inherited, installed at the same
- *    descriptor number (replacing the inherited one).
+ *    (the kernel copies names at fork).  Forks are not sent here (a
+ *    process that outlives mmkit must still fork): on the child's first
+ *    naming call, the supervisor, not knowing it, looks at its parent's
+ *    number; if it holds the very file installed in the parent, the child
+ *    gets a registry of its own, a copy of the parent's names then,
+ *    installed at that number (replacing the shared one).  Until then
+ *    readers of the child see the registry it shares with its parent,
+ *    names the parent sets after the fork included.
  *  - exec closes the descriptor (close-on-exec): on the process's next
  *    naming call the supervisor finds its descriptor gone and starts it a
  *    new, empty registry, as exec drops names.  A program that closes the
@@ -63,7 +65,6 @@ struct proc {
 	int target_fd;		/* the registry's number in the process, -1: not installed */
 	dev_t dev;		/* the file installed there */
 	ino_t ino;
-	int forked;		/* made a process since its last naming call: its registry is shared */
 	struct mmkit__registry reg;
 };
 
@@ -229,11 +230,20 @@ static struct proc *proc_new(pid_t tgid, pid_t ppid)
 	p->tgid = tgid;
 	p->target_fd = -1;
 	p->reg = init;
-	if (parent && parent->target_fd >= 0) {
+	/*
+	 * Only the very file installed in the parent is the inherited
+	 * registry: after exec (close-on-exec) the number may hold a file of
+	 * the program's own, which is neither read nor replaced.
+	 */
+	if (parent && parent->target_fd >= 0 &&
+	    fd_is_file(tgid, parent->target_fd, parent->dev, parent->ino)) {
 		n = inherited_read(tgid, parent->target_fd, &e);
 		/* Replaces the inherited descriptor: not read as the child's besides its own. */
-		if (n >= 0)
+		if (n >= 0) {
 			p->target_fd = parent->target_fd;
+			p->dev = parent->dev;
+			p->ino = parent->ino;
+		}
 	}
 	if (mmkit__registry_fill(&p->reg, e, n > 0 ? (size_t)n : 0)) {
 		free(e);
@@ -281,7 +291,8 @@ static void proc_install(struct proc *p, uint64_t id)
 		       fd_is_file(p->tgid, p->target_fd, p->dev, p->ino)))
 		return;
 	add.srcfd = (uint32_t)fd;
-	if (p->target_fd >= 0) {
+	/* Over a file installed here (or inherited from one) only, else at a new number. */
+	if (p->target_fd >= 0 && fd_is_file(p->tgid, p->target_fd, p->dev, p->ino)) {
 		add.flags = SECCOMP_ADDFD_FLAG_SETFD;
 		add.newfd = (uint32_t)p->target_fd;
 	}
@@ -299,49 +310,7 @@ static void proc_install(struct proc *p, uint64_t id)
 	p->ino = st.st_ino;
 }
 
-/*
- * A process that made a child since it last named gets a registry of its
- * own again, a copy, installed over the one it shares with the child
- * (proc_install()): the child keeps that one, the names as they were at
- * fork, as the kernel copies them.
- */
-static void proc_unshare(struct proc *p)
-{
-	struct mmkit__registry fresh = MMKIT__REGISTRY_INIT;
-
-	if (!p->forked)
-		return;
-	p->forked = 0;
-	if (mmkit__registry_fill(&fresh, p->reg.t.e, p->reg.t.n)) {
-		mmkit__registry_release(&fresh);
-		return;
-	}
-	mmkit__registry_release(&p->reg);
-	p->reg = fresh;
-}
-
-/*
- * A call that makes a process: notes that the caller's registry is about
- * to be shared, then lets the kernel run it.  clone3's flags are read
- * from its argument: a thread shares everything anyway.
- */
-static void forking(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
-{
-	uint64_t flags = 0;
-	struct iovec local = { &flags, sizeof(flags) };
-	struct iovec remote = { (void *)(uintptr_t)req->data.args[0], sizeof(flags) };
-	pid_t ppid, tgid = tgid_of(req->pid, &ppid);
-	struct proc *p = tgid > 0 ? proc_find(tgid) : NULL;
-
-	if (p && (req->data.nr != __NR_clone3 ||
-		  process_vm_readv(req->pid, &local, 1, &remote, 1, 0) != sizeof(flags) ||
-		  !(flags & CLONE_THREAD)))
-		p->forked = 1;
-	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-}
-
-/* Handles one notification: a naming call of the program, or a fork. */
+/* Handles one notification: a naming call of the program. */
 void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
 	char name[MMKIT_NAME_MAX];
@@ -351,10 +320,6 @@ void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp
 
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
-	if (req->data.nr != __NR_prctl) {
-		forking(req, resp);
-		return;
-	}
 	if (uname)
 		ret = name_read(req->pid, uname, name);
 	/* The thread may have died and its number be reused while we read: check after. */
@@ -370,8 +335,6 @@ void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp
 		 * ENOMEM past vm.max_map_count VMAs: so many names are refused
 		 * here too, which bounds the registry of a hostile program.
 		 */
-		if (p)
-			proc_unshare(p);
 		if (!p || p->reg.t.n + 2 > sv.max_entries)
 			ret = -ENOMEM;
 		else

@@ -24,6 +24,18 @@ minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
 [ "${minor:-0}" -ge 25 ] || { echo "SKIP: $(go env GOVERSION) does not name its memory (Go 1.25+)"; exit 77; }
 (cd "$top/tests/names-run" && go build -o "$tmp/namesrun" .) || fail "go build tests/names-run"
 
+# A grandchild that outlives mmkit (mmkit exits with its direct child's
+# status) can still fork: forks are not sent to the supervisor, whose
+# listener is gone then.  It starts only once mmkit has exited.
+mkfifo "$tmp/go"
+"$mmkit" run --names sh -c '(read x <"$1"; if /bin/true; then echo forked; else echo failed; fi >"$2") </dev/null >/dev/null 2>&1 &' sh "$tmp/go" "$tmp/outlived" ||
+	fail "mmkit run --names sh with a background child: $?"
+echo go >"$tmp/go"
+i=0
+while [ ! -s "$tmp/outlived" ] && [ $i -lt 1000 ]; do i=$((i + 1)); sleep 0.01; done
+[ "$(cat "$tmp/outlived" 2>/dev/null)" = forked ] ||
+	fail "a process that outlived mmkit run --names could not fork: $(cat "$tmp/outlived" 2>/dev/null)"
+
 # The names a Go runtime's own test expects to see (runtime/set_vma_name_linux_test.go).
 go_names="heap|heap reservation|heap index|gc bits|page alloc|page alloc index|page summary|scavenge index|allspans array|immortal metadata"
 

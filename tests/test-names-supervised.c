@@ -26,6 +26,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -83,12 +84,42 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
-/* After exec: names one page and says where; its names from before exec are gone. */
-static int exec_target(int fd)
+/* The number of this process's registry ("mmkit-names" memfd), -1 if none. */
+static int registry_number(void)
 {
-	char *e = map(1), line[64];
+	char path[64], link[256];
+	ssize_t n;
+	int fd;
 
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && (link[n] = '\0', strstr(link, "mmkit-names")))
+			return fd;
+	}
+	return -1;
+}
+
+/*
+ * After exec: names one page and says where; its names from before exec
+ * are gone.  A memfd of its own sits where its parent's registry was
+ * (@reg, closed at exec): the supervisor must leave it alone.
+ */
+static int exec_target(int fd, int reg)
+{
+	char *e = map(1), line[64], buf[8] = "";
+	struct stat before, after;
+	int mine = memfd_create("not-a-registry", 0);
+
+	if (reg < 0)
+		reg = mine;
+	if (mine < 0 || dup2(mine, reg) != reg || write(reg, "precious", 8) != 8 ||
+	    fstat(reg, &before))
+		return T_EXIT_FAIL;
 	EXPECT(name(e, page, "after-exec"), 0);
+	if (fstat(reg, &after) || after.st_ino != before.st_ino || pread(reg, buf, 8, 0) != 8 ||
+	    memcmp(buf, "precious", 8))
+		T_FAIL("the program's own memfd at %d was replaced under it", reg);
 	snprintf(line, sizeof(line), "%lx\n", (unsigned long)(uintptr_t)e);
 	if (write(fd, line, strlen(line)) < 0 || failed)
 		return T_EXIT_FAIL;
@@ -222,8 +253,9 @@ static int target(const char *self)
 		pthread_join(th[i], NULL);
 
 	/*
-	 * fork: the child inherits a's names; the parent names c[1] after
-	 * the fork, before the child names c[0]: the child must not get it.
+	 * fork: the child inherits a's names; its first naming call (c[0])
+	 * gives it a registry of its own, so the parent's name for c[1]
+	 * after that must not show in the child.
 	 */
 	if (pipe(go) || pipe(back) || pipe(ex))
 		return T_EXIT_FAIL;
@@ -237,17 +269,18 @@ static int target(const char *self)
 		pause();
 		_exit(0);
 	}
-	EXPECT(name(c + page, page, "parent-after"), 0);
 	if (child < 0 || write(go[1], "g", 1) != 1 || read(back[0], xbuf, 1) != 1 ||
 	    xbuf[0] != 'k')
 		return T_EXIT_FAIL;
+	EXPECT(name(c + page, page, "parent-after"), 0);
 
 	/* exec: a child that named a page before executes; only its later name shows. */
 	execd = fork();
 	if (!execd) {
 		EXPECT(name(c, page, "before-exec"), 0);
 		snprintf(xbuf, sizeof(xbuf), "%d", ex[1]);
-		execl(self, self, "exec-target", xbuf, (char *)NULL);
+		snprintf(xbuf + 32, 32, "%d", registry_number());
+		execl(self, self, "exec-target", xbuf, xbuf + 32, (char *)NULL);
 		_exit(1);
 	}
 	close(ex[1]);
@@ -464,8 +497,8 @@ int main(int argc, char **argv)
 		return glibc_target();
 	if (argc > 1 && !strcmp(argv[1], "orphan"))
 		return orphan_target();
-	if (argc > 2 && !strcmp(argv[1], "exec-target"))
-		return exec_target(atoi(argv[2]));
+	if (argc > 3 && !strcmp(argv[1], "exec-target"))
+		return exec_target(atoi(argv[2]), atoi(argv[3]));
 	/* The build tree: tests/ beside the mmkit binary. */
 	slash = strrchr(self, '/');
 	*slash = '\0';
