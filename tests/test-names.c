@@ -481,6 +481,7 @@ static void read_through_procfd(void)
 	struct t_child a = t_spawn_paused(naming_child_one, p);
 	struct t_child b = t_spawn_paused(other_naming_child, p);
 	struct mmkit__name_range *e = NULL;
+	size_t i, found = 0;
 	ssize_t n;
 	int procfd;
 
@@ -488,8 +489,24 @@ static void read_through_procfd(void)
 	procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	T_ASSERT(procfd >= 0);
 	n = mmkit__names_get(a.pid, procfd, &e);
-	T_EQ(n, 1);
-	T_ASSERT(!strcmp(e[0].name, "the-other-process"));
+	T_ASSERT(n >= 1);
+	/*
+	 * b's names, never a's: at p the name b gave it; b's other entries, if
+	 * any, are names it inherited from this process at fork (the second
+	 * pass runs in a child of the first, under TSan on a loaded machine
+	 * one was seen), said so below.
+	 */
+	for (i = 0; i < (size_t)n; i++) {
+		T_ASSERT(strcmp(e[i].name, "seen-from-outside"));
+		if (e[i].start != (uintptr_t)p) {
+			printf("    (also in b's registry, inherited: %#llx-%#llx %s)\n",
+			       (unsigned long long)e[i].start, (unsigned long long)e[i].end, e[i].name);
+			continue;
+		}
+		T_ASSERT(!strcmp(e[i].name, "the-other-process"));
+		found++;
+	}
+	T_EQ(found, 1);
 	free(e);
 	close(procfd);
 	t_reap(a);
