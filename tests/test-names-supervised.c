@@ -32,6 +32,7 @@
 
 #include "harness.h"
 #include "mmkit.h"
+#include "names-registry.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA		0x53564d41
@@ -82,22 +83,6 @@ static void *thread_fn(void *arg)
 	}
 	EXPECT(name(p, page, "thread-done"), 0);
 	return NULL;
-}
-
-/* The number of this process's registry ("mmkit-names" memfd), -1 if none. */
-static int registry_number(void)
-{
-	char path[64], link[256];
-	ssize_t n;
-	int fd;
-
-	for (fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n > 0 && (link[n] = '\0', strstr(link, "mmkit-names")))
-			return fd;
-	}
-	return -1;
 }
 
 /*
@@ -279,7 +264,7 @@ static int target(const char *self)
 	if (!execd) {
 		EXPECT(name(c, page, "before-exec"), 0);
 		snprintf(xbuf, sizeof(xbuf), "%d", ex[1]);
-		snprintf(xbuf + 32, 32, "%d", registry_number());
+		snprintf(xbuf + 32, 32, "%d", registry_fd());
 		execl(self, self, "exec-target", xbuf, xbuf + 32, (char *)NULL);
 		_exit(1);
 	}
