@@ -223,8 +223,13 @@ static int target(const char *self)
 	EXPECT(name(h + page, page, "hole"), -ENOMEM);
 	EXPECT(name(pp, 3 * page, "part"), 0);
 	munmap(pp + page, page);
-	tmp = open("/tmp", O_TMPFILE | O_RDWR, 0600);
-	if (tmp < 0 || ftruncate(tmp, (off_t)page))
+	/*
+	 * A file with a name: since 6.2 the kernel names a mapping of a tmpfs
+	 * file unlinked when it was mapped (a memfd, O_TMPFILE on a tmpfs
+	 * /tmp) as anonymous shared memory.
+	 */
+	tmp = open(self, O_RDONLY);
+	if (tmp < 0)
 		return T_EXIT_FAIL;
 	f = mmap(NULL, page, PROT_READ, MAP_PRIVATE, tmp, 0);
 	if (f == MAP_FAILED)
@@ -246,6 +251,8 @@ static int target(const char *self)
 		return T_EXIT_FAIL;
 	child = fork();
 	if (!child) {
+		/* Not left behind holding the checker's pipes if the target fails. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (read(go[0], xbuf, 1) != 1)
 			_exit(1);
 		EXPECT(name(c, page, "child"), 0);
@@ -262,6 +269,7 @@ static int target(const char *self)
 	/* exec: a child that named a page before executes; only its later name shows. */
 	execd = fork();
 	if (!execd) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		EXPECT(name(c, page, "before-exec"), 0);
 		snprintf(xbuf, sizeof(xbuf), "%d", ex[1]);
 		snprintf(xbuf + 32, 32, "%d", registry_fd());
