@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/ioctl.h>
@@ -433,4 +434,148 @@ int mmkit__fds_linked_to(int fd_dir, const char *link, mmkit__fd_fn fn, void *ar
 		}
 	}
 	return ret ? ret : n < 0 ? (int)n : 0;
+}
+
+/* 1 if the comma-separated list [p, end) has the item @item. */
+static int list_has(const char *p, const char *end, const char *item)
+{
+	size_t n = strlen(item);
+	const char *comma;
+
+	for (; p < end; p = comma + 1) {
+		comma = memchr(p, ',', (size_t)(end - p));
+		if (!comma)
+			comma = end;
+		if ((size_t)(comma - p) == n && !memcmp(p, item, n))
+			return 1;
+	}
+	return 0;
+}
+
+/* The field after the @n-th space of [line, eol), its end in *@end. */
+static const char *field(const char *line, const char *eol, int n, const char **end)
+{
+	const char *p = line;
+
+	while (n-- > 0) {
+		p = memchr(p, ' ', (size_t)(eol - p));
+		if (!p)
+			return NULL;
+		p++;
+	}
+	*end = memchr(p, ' ', (size_t)(eol - p));
+	if (!*end)
+		*end = eol;
+	return p;
+}
+
+/*
+ * Where this process's memory cgroup is, as a directory: its path in
+ * /proc/self/cgroup (the v1 memory controller's line if there is one, else
+ * the v2 "0::" line) under the mount that shows that hierarchy.  Paths with
+ * escaped bytes (a "\" in mountinfo) are not followed.
+ */
+static int memcg_dir(char *dir, size_t len, int *v1)
+{
+	char path[PATH_MAX] = "", v2path[PATH_MAX] = "";
+	const char *line, *eol, *p, *end, *root, *root_end, *mnt, *mnt_end, *sep;
+	struct mmkit__lines l;
+	int ret, found = 0;
+
+	ret = mmkit__lines_open(&l, AT_FDCWD, "/proc/self/cgroup");
+	if (ret)
+		return ret;
+	while ((ret = mmkit__lines_next(&l, &line, &eol)) == 1) {
+		const char *c1 = memchr(line, ':', (size_t)(eol - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+		char *to;
+
+		if (!c2 || (size_t)(eol - c2) > sizeof(path) - 1)
+			continue;
+		if (c2 == c1 + 1 && c1 - line == 1 && line[0] == '0')
+			to = v2path;
+		else if (list_has(c1 + 1, c2, "memory"))
+			to = path;
+		else
+			continue;
+		memcpy(to, c2 + 1, (size_t)(eol - c2 - 1));
+		to[eol - c2 - 1] = '\0';
+	}
+	mmkit__lines_close(&l);
+	if (ret < 0)
+		return ret;
+	*v1 = !!path[0];
+	if (!*v1)
+		memcpy(path, v2path, sizeof(path));
+	if (path[0] != '/')
+		return -ENOENT;
+	ret = mmkit__lines_open(&l, AT_FDCWD, "/proc/self/mountinfo");
+	if (ret)
+		return ret;
+	while (!found && (ret = mmkit__lines_next(&l, &line, &eol)) == 1) {
+		size_t rlen, plen = strlen(path);
+
+		sep = NULL;
+		for (p = line; p + 3 <= eol; p++)
+			if (!memcmp(p, " - ", 3)) {
+				sep = p + 3;
+				break;
+			}
+		root = field(line, eol, 3, &root_end);
+		mnt = root ? field(line, eol, 4, &mnt_end) : NULL;
+		if (!sep || !mnt || memchr(line, '\\', (size_t)(eol - line)))
+			continue;
+		p = field(sep, eol, 0, &end);
+		if (*v1 ? !((size_t)(end - p) == 6 && !memcmp(p, "cgroup", 6) &&
+			    (p = field(sep, eol, 2, &end)) && list_has(p, end, "memory")) :
+			  !((size_t)(end - p) == 7 && !memcmp(p, "cgroup2", 7)))
+			continue;
+		/* The cgroup's path is under the mount's root (a namespace's or a bind mount's). */
+		rlen = root_end - root == 1 ? 0 : (size_t)(root_end - root);
+		if (rlen > plen || memcmp(path, root, rlen) || (path[rlen] != '/' && path[rlen]))
+			continue;
+		if ((size_t)(mnt_end - mnt) + plen - rlen + 1 > len)
+			continue;
+		memcpy(dir, mnt, (size_t)(mnt_end - mnt));
+		memcpy(dir + (mnt_end - mnt), path + rlen, plen - rlen + 1);
+		found = (int)(mnt_end - mnt);
+	}
+	mmkit__lines_close(&l);
+	if (ret < 0)
+		return ret;
+	return found ? found : -ENOENT;
+}
+
+int mmkit__memcg_limit(unsigned long long *bytes, char *where, size_t len)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 32];
+	const char *line, *eol, *name;
+	unsigned long long limit = 0;
+	struct mmkit__lines l;
+	int v1, top, ret;
+	char *slash;
+
+	top = memcg_dir(dir, sizeof(dir), &v1);
+	if (top < 0)
+		return top;
+	name = v1 ? "memory.limit_in_bytes" : "memory.max";
+	*bytes = ULLONG_MAX;
+	for (;;) {
+		snprintf(file, sizeof(file), "%s/%s", dir, name);
+		if (!mmkit__lines_open(&l, AT_FDCWD, file)) {
+			ret = mmkit__lines_next(&l, &line, &eol);
+			/* "max", or v1's "no limit": PAGE_COUNTER_MAX pages, above 2^62. */
+			if (ret == 1 && parse_dec(line, eol, &limit) == eol && limit < (1ULL << 62) &&
+			    limit < *bytes) {
+				*bytes = limit;
+				snprintf(where, len, "%s", file);
+			}
+			mmkit__lines_close(&l);
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || slash - dir < top)
+			break;
+		*slash = '\0';
+	}
+	return 0;
 }

@@ -133,4 +133,14 @@ int mmkit__pagemap_scan(int fd, uint64_t start, uint64_t end, mmkit__page_run_fn
 typedef int (*mmkit__fd_fn)(int fd_dir, const char *name, void *arg);
 int mmkit__fds_linked_to(int fd_dir, const char *link, mmkit__fd_fn fn, void *arg);
 
+/*
+ * The memory limit of this process's memory cgroup: the smallest of
+ * memory.max (cgroup v2) or memory.limit_in_bytes (the v1 memory
+ * controller, which a hybrid mount uses) of its cgroup and each ancestor
+ * up to the mount's root, in *@bytes (ULLONG_MAX: no limit), and the file
+ * that sets it in @where (@len bytes).  0, or -errno (-ENOENT: no memory
+ * cgroup is mounted where this process can see it).
+ */
+int mmkit__memcg_limit(unsigned long long *bytes, char *where, size_t len);
+
 #endif /* MMKIT_PROCFS_H */

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 
 #include "lock.h"
+#include "procfs.h"
 #include "secret.h"
 
 struct secret_state S = {
@@ -243,12 +244,15 @@ static void note_failure(size_t len, int err)
  * CAP_IPC_LOCK), more than its soft limit: such a size is refused before
  * anything is mapped.  Without this, a process exempt from the limit got a
  * mapping of any size that the first wipe or use of its pages would take
- * the machine's memory with.
+ * the machine's memory with.  A memory cgroup's limit bounds it the same
+ * way: the kernel charges secret pages to it and cannot reclaim them.
  */
 int secret__backable(size_t len)
 {
-	unsigned long long phys = sys_phys_bytes();
+	unsigned long long phys = sys_phys_bytes(), cg;
+	char where[256];
 	struct rlimit rl;
+	size_t n;
 
 	/*
 	 * The exemption as it is now (the capability may have been dropped),
@@ -266,6 +270,12 @@ int secret__backable(size_t len)
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "a secret of %zu MiB can never be backed: the machine has %llu MiB of physical memory, and secret pages are never swapped",
 			 len >> 20, phys >> 20);
+	} else if (!mmkit__memcg_limit(&cg, where, sizeof(where)) && len > cg) {
+		/* The file's end if its path is long: the cgroup and the limit's name. */
+		n = strlen(where);
+		snprintf(S.last_error, sizeof(S.last_error),
+			 "a secret of %zu MiB can never be backed: this process's memory cgroup allows %llu MiB (%s%.96s), and secret pages are never swapped",
+			 len >> 20, cg >> 20, n > 96 ? "..." : "", where + (n > 96 ? n - 96 : 0));
 	} else {
 		return 0;
 	}
