@@ -246,7 +246,13 @@ static void note_failure(size_t len, int err)
  * mapping of any size that the first wipe or use of its pages would take
  * the machine's memory with.  A memory cgroup's limit bounds it the same
  * way: the kernel charges secret pages to it and cannot reclaim them.
+ * Finding the cgroup reads /proc/self/cgroup, mountinfo and a file per
+ * level (~100 us): asked only of sizes from MEMCG_CHECK_MIN, which no
+ * cgroup a process runs in is smaller than in practice, so that small
+ * secrets (a page secret maps a span each) never pay it.
  */
+#define MEMCG_CHECK_MIN		(16UL << 20)
+
 int secret__backable(size_t len)
 {
 	unsigned long long phys = sys_phys_bytes(), cg;
@@ -270,7 +276,8 @@ int secret__backable(size_t len)
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "a secret of %zu MiB can never be backed: the machine has %llu MiB of physical memory, and secret pages are never swapped",
 			 len >> 20, phys >> 20);
-	} else if (!mmkit__memcg_limit(&cg, where, sizeof(where)) && len > cg) {
+	} else if (len >= MEMCG_CHECK_MIN && !mmkit__memcg_limit(&cg, where, sizeof(where)) &&
+		   len > cg) {
 		/* The file's end if its path is long: the cgroup and the limit's name. */
 		n = strlen(where);
 		snprintf(S.last_error, sizeof(S.last_error),
