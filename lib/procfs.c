@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/ioctl.h>
+#include <linux/magic.h>
 
 #include "procfs.h"
 #include "util.h"
@@ -470,51 +471,67 @@ static const char *field(const char *line, const char *eol, int n, const char **
 }
 
 /*
- * Where this process's memory cgroup is, as a directory: its path in
- * /proc/self/cgroup (the v1 memory controller's line if there is one, else
- * the v2 "0::" line) under the mount that shows that hierarchy.  Paths with
- * escaped bytes (a "\" in mountinfo) are not followed.
+ * This thread's memory cgroup as /proc/thread-self/cgroup gives it (the
+ * thread's own: v1 shows "/" for a process whose leader has exited): the v1
+ * memory controller's line if there is one, else the v2 "0::" line, in
+ * @path.  -ENOENT for none, or for a cgroup outside this cgroup namespace
+ * (a path through ".."), whose ancestors this process cannot see.
  */
-static int memcg_dir(char *dir, size_t len, int *v1)
+static int memcg_path(char *path, size_t len, int *v1)
 {
-	char path[PATH_MAX] = "", v2path[PATH_MAX] = "";
-	const char *line, *eol, *p, *end, *root, *root_end, *mnt, *mnt_end, *sep;
+	const char *line, *eol, *c1, *c2;
 	struct mmkit__lines l;
-	int ret, found = 0;
+	char v2[PATH_MAX] = "";
+	size_t n;
+	int ret;
 
-	ret = mmkit__lines_open(&l, AT_FDCWD, "/proc/self/cgroup");
+	path[0] = '\0';
+	ret = mmkit__lines_open(&l, AT_FDCWD, "/proc/thread-self/cgroup");
 	if (ret)
 		return ret;
 	while ((ret = mmkit__lines_next(&l, &line, &eol)) == 1) {
-		const char *c1 = memchr(line, ':', (size_t)(eol - line));
-		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
-		char *to;
-
-		if (!c2 || (size_t)(eol - c2) > sizeof(path) - 1)
+		c1 = memchr(line, ':', (size_t)(eol - line));
+		c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+		n = c2 ? (size_t)(eol - c2 - 1) : 0;
+		if (!c2 || n >= len || n >= sizeof(v2))
 			continue;
-		if (c2 == c1 + 1 && c1 - line == 1 && line[0] == '0')
-			to = v2path;
-		else if (list_has(c1 + 1, c2, "memory"))
-			to = path;
-		else
-			continue;
-		memcpy(to, c2 + 1, (size_t)(eol - c2 - 1));
-		to[eol - c2 - 1] = '\0';
+		if (c2 == c1 + 1 && c1 - line == 1 && line[0] == '0') {
+			memcpy(v2, c2 + 1, n);
+			v2[n] = '\0';
+		} else if (list_has(c1 + 1, c2, "memory")) {
+			memcpy(path, c2 + 1, n);
+			path[n] = '\0';
+		}
 	}
 	mmkit__lines_close(&l);
 	if (ret < 0)
 		return ret;
 	*v1 = !!path[0];
 	if (!*v1)
-		memcpy(path, v2path, sizeof(path));
-	if (path[0] != '/')
+		memcpy(path, v2, strlen(v2) + 1);
+	if (path[0] != '/' || strstr(path, "/../") ||
+	    ((n = strlen(path)) >= 3 && !strcmp(path + n - 3, "/..")))
 		return -ENOENT;
+	return 0;
+}
+
+/*
+ * The directory of cgroup @path in the mount that shows it (cgroup2, or a
+ * v1 hierarchy with the memory controller), into @c: of the mounts whose
+ * root holds @path, the one with the shortest root, which shows the most
+ * ancestors.  Paths with escaped bytes (a "\" in mountinfo) are not followed.
+ */
+static int memcg_find(struct mmkit__memcg *c, const char *path, int v1)
+{
+	const char *line, *eol, *p, *end, *root, *root_end, *mnt, *mnt_end, *sep;
+	size_t rlen, mlen, best = SIZE_MAX, plen = strlen(path);
+	struct mmkit__lines l;
+	int ret;
+
 	ret = mmkit__lines_open(&l, AT_FDCWD, "/proc/self/mountinfo");
 	if (ret)
 		return ret;
-	while (!found && (ret = mmkit__lines_next(&l, &line, &eol)) == 1) {
-		size_t rlen, plen = strlen(path);
-
+	while ((ret = mmkit__lines_next(&l, &line, &eol)) == 1) {
 		sep = NULL;
 		for (p = line; p + 3 <= eol; p++)
 			if (!memcmp(p, " - ", 3)) {
@@ -526,54 +543,87 @@ static int memcg_dir(char *dir, size_t len, int *v1)
 		if (!sep || !mnt || memchr(line, '\\', (size_t)(eol - line)))
 			continue;
 		p = field(sep, eol, 0, &end);
-		if (*v1 ? !((size_t)(end - p) == 6 && !memcmp(p, "cgroup", 6) &&
-			    (p = field(sep, eol, 2, &end)) && list_has(p, end, "memory")) :
-			  !((size_t)(end - p) == 7 && !memcmp(p, "cgroup2", 7)))
+		if (v1 ? !((size_t)(end - p) == 6 && !memcmp(p, "cgroup", 6) &&
+			   (p = field(sep, eol, 2, &end)) && list_has(p, end, "memory")) :
+			 !((size_t)(end - p) == 7 && !memcmp(p, "cgroup2", 7)))
 			continue;
 		/* The cgroup's path is under the mount's root (a namespace's or a bind mount's). */
 		rlen = root_end - root == 1 ? 0 : (size_t)(root_end - root);
-		if (rlen > plen || memcmp(path, root, rlen) || (path[rlen] != '/' && path[rlen]))
+		mlen = (size_t)(mnt_end - mnt);
+		if (rlen >= best || rlen > plen || memcmp(path, root, rlen) ||
+		    (path[rlen] != '/' && path[rlen]) || mlen + plen - rlen >= sizeof(c->dir))
 			continue;
-		if ((size_t)(mnt_end - mnt) + plen - rlen + 1 > len)
-			continue;
-		memcpy(dir, mnt, (size_t)(mnt_end - mnt));
-		memcpy(dir + (mnt_end - mnt), path + rlen, plen - rlen + 1);
-		found = (int)(mnt_end - mnt);
+		memcpy(c->dir, mnt, mlen);
+		/* The mount's own cgroup is the mount point, without a trailing "/". */
+		memcpy(c->dir + mlen, path + rlen, plen - rlen + 1);
+		if (c->dir[mlen] == '/' && !c->dir[mlen + 1])
+			c->dir[mlen] = '\0';
+		c->top = mlen;
+		best = rlen;
 	}
 	mmkit__lines_close(&l);
 	if (ret < 0)
 		return ret;
-	return found ? found : -ENOENT;
+	if (best == SIZE_MAX)
+		return -ENOENT;
+	c->v1 = v1;
+	memcpy(c->cgroup, path, plen + 1);
+	return 0;
 }
 
-int mmkit__memcg_limit(unsigned long long *bytes, char *where, size_t len)
+/* The limit in the file @file of a cgroup filesystem, or ULLONG_MAX. */
+static unsigned long long memcg_read(const char *file)
 {
-	char dir[PATH_MAX], file[PATH_MAX + 32];
-	const char *line, *eol, *name;
-	unsigned long long limit = 0;
+	unsigned long long limit = ULLONG_MAX, v = 0;
+	const char *line, *eol;
 	struct mmkit__lines l;
-	int v1, top, ret;
-	char *slash;
+	struct statfs sf;
 
-	top = memcg_dir(dir, sizeof(dir), &v1);
-	if (top < 0)
-		return top;
-	name = v1 ? "memory.limit_in_bytes" : "memory.max";
+	if (mmkit__lines_open(&l, AT_FDCWD, file))
+		return limit;
+	/* Only a cgroup filesystem's file: the path came from another file. */
+	if (!sys_fstatfs(l.fd, &sf) &&
+	    (sf.f_type == CGROUP_SUPER_MAGIC || sf.f_type == CGROUP2_SUPER_MAGIC) &&
+	    mmkit__lines_next(&l, &line, &eol) == 1 && parse_dec(line, eol, &v) == eol &&
+	    v < (1ULL << 62))	/* v1's "no limit" is PAGE_COUNTER_MAX pages, above 2^62 */
+		limit = v;
+	mmkit__lines_close(&l);
+	return limit;
+}
+
+int mmkit__memcg_limit(struct mmkit__memcg *c, unsigned long long *bytes, char *where, size_t len)
+{
+	char path[PATH_MAX], dir[PATH_MAX], file[PATH_MAX + 32];
+	unsigned long long limit;
+	int v1, ret;
+	char *slash;
+	size_t i;
+
+	ret = memcg_path(path, sizeof(path), &v1);
+	if (ret)
+		return ret;
+	if (!c->cgroup[0] || c->v1 != v1 || strcmp(c->cgroup, path)) {
+		c->cgroup[0] = '\0';
+		ret = memcg_find(c, path, v1);
+		if (ret)
+			return ret;
+	}
+	memcpy(dir, c->dir, sizeof(dir));
 	*bytes = ULLONG_MAX;
 	for (;;) {
-		snprintf(file, sizeof(file), "%s/%s", dir, name);
-		if (!mmkit__lines_open(&l, AT_FDCWD, file)) {
-			ret = mmkit__lines_next(&l, &line, &eol);
-			/* "max", or v1's "no limit": PAGE_COUNTER_MAX pages, above 2^62. */
-			if (ret == 1 && parse_dec(line, eol, &limit) == eol && limit < (1ULL << 62) &&
-			    limit < *bytes) {
-				*bytes = limit;
-				snprintf(where, len, "%s", file);
-			}
-			mmkit__lines_close(&l);
+		snprintf(file, sizeof(file), "%s/%s", dir,
+			 c->v1 ? "memory.limit_in_bytes" : "memory.max");
+		limit = memcg_read(file);
+		if (limit < *bytes) {
+			*bytes = limit;
+			/* Shown to people: no control bytes of a cgroup's name. */
+			snprintf(where, len, "%s", file);
+			for (i = 0; where[i]; i++)
+				if ((unsigned char)where[i] < 0x20 || where[i] == 0x7f)
+					where[i] = '?';
 		}
 		slash = strrchr(dir, '/');
-		if (!slash || slash - dir < top)
+		if (!slash || (size_t)(slash - dir) < c->top)
 			break;
 		*slash = '\0';
 	}

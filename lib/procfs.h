@@ -9,6 +9,7 @@
 #define MMKIT_PROCFS_H
 
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 
 /*
@@ -134,13 +135,26 @@ typedef int (*mmkit__fd_fn)(int fd_dir, const char *name, void *arg);
 int mmkit__fds_linked_to(int fd_dir, const char *link, mmkit__fd_fn fn, void *arg);
 
 /*
- * The memory limit of this process's memory cgroup: the smallest of
+ * Where the limits of a thread's memory cgroup are, kept between calls of
+ * mmkit__memcg_limit() (reading mountinfo is the cost: ~100 us, more with
+ * many mounts); found again when the thread's cgroup changes.  Zeroed
+ * before the first call; its user serialises calls.
+ */
+struct mmkit__memcg {
+	char cgroup[PATH_MAX];	/* the cgroup's path in /proc/thread-self/cgroup; "" for none */
+	char dir[PATH_MAX];	/* its directory */
+	size_t top;		/* bytes of dir that are the mount point */
+	int v1;			/* the v1 memory controller's files, else cgroup v2's */
+};
+
+/*
+ * The memory limit of the calling thread's memory cgroup: the smallest of
  * memory.max (cgroup v2) or memory.limit_in_bytes (the v1 memory
  * controller, which a hybrid mount uses) of its cgroup and each ancestor
- * up to the mount's root, in *@bytes (ULLONG_MAX: no limit), and the file
- * that sets it in @where (@len bytes).  0, or -errno (-ENOENT: no memory
- * cgroup is mounted where this process can see it).
+ * this process can see (up to the root of its cgroup namespace and of the
+ * mount), in *@bytes (ULLONG_MAX: no limit), and the file that sets it in
+ * @where (@len bytes, control bytes shown as '?').  0, or -errno (-ENOENT:
+ * no memory cgroup mounted where this process can see it).
  */
-int mmkit__memcg_limit(unsigned long long *bytes, char *where, size_t len);
-
+int mmkit__memcg_limit(struct mmkit__memcg *c, unsigned long long *bytes, char *where, size_t len);
 #endif /* MMKIT_PROCFS_H */

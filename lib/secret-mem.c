@@ -246,17 +246,20 @@ static void note_failure(size_t len, int err)
  * mapping of any size that the first wipe or use of its pages would take
  * the machine's memory with.  A memory cgroup's limit bounds it the same
  * way: the kernel charges secret pages to it and cannot reclaim them.
- * Finding the cgroup reads /proc/self/cgroup, mountinfo and a file per
- * level (~100 us): asked only of sizes from MEMCG_CHECK_MIN, which no
- * cgroup a process runs in is smaller than in practice, so that small
- * secrets (a page secret maps a span each) never pay it.
+ * Asked from MEMCG_CHECK_MIN: the thread's cgroup file is read each time,
+ * and where the cgroup's limit files are is kept in @memcg (under S.lock)
+ * while it stays the same (~20 us a call then; finding them in mountinfo
+ * costs ~100 us, more with many mounts).  No
+ * cgroup a process runs in is below 1 MiB, and a page secret (a span of
+ * its own each) stays clear of the cost.
  */
-#define MEMCG_CHECK_MIN		(16UL << 20)
+static struct mmkit__memcg memcg;
+#define MEMCG_CHECK_MIN		(1UL << 20)
 
 int secret__backable(size_t len)
 {
 	unsigned long long phys = sys_phys_bytes(), cg;
-	char where[256];
+	char where[PATH_MAX + 32];
 	struct rlimit rl;
 	size_t n;
 
@@ -276,8 +279,8 @@ int secret__backable(size_t len)
 		snprintf(S.last_error, sizeof(S.last_error),
 			 "a secret of %zu MiB can never be backed: the machine has %llu MiB of physical memory, and secret pages are never swapped",
 			 len >> 20, phys >> 20);
-	} else if (len >= MEMCG_CHECK_MIN && !mmkit__memcg_limit(&cg, where, sizeof(where)) &&
-		   len > cg) {
+	} else if (len >= MEMCG_CHECK_MIN &&
+		   !mmkit__memcg_limit(&memcg, &cg, where, sizeof(where)) && len > cg) {
 		/* The file's end if its path is long: the cgroup and the limit's name. */
 		n = strlen(where);
 		snprintf(S.last_error, sizeof(S.last_error),

@@ -316,6 +316,12 @@ int sys_openat(int dirfd, const char *path, int flags, mode_t mode)
 	return RESULT(openat(dirfd, path, flags, mode));
 }
 
+int sys_fstatfs(int fd, struct statfs *buf)
+{
+	SAVE_ERRNO;
+	return RESULT(fstatfs(fd, buf));
+}
+
 /* An injected failure still closes @fd: Linux releases it whatever close(2) returns. */
 int sys_close(int fd)
 {

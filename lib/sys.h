@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
 
@@ -48,6 +49,7 @@ int sys_userfaultfd(int flags);
 int sys_refpage_create(long nr, const void *content, size_t size, unsigned int flags);
 int sys_open(const char *path, int flags, mode_t mode);
 int sys_openat(int dirfd, const char *path, int flags, mode_t mode);
+int sys_fstatfs(int fd, struct statfs *buf);
 int sys_close(int fd);
 /* dup3(2): @newfd becomes @oldfd's file, atomically, whatever it was; @newfd or -errno. */
 int sys_dup3(int oldfd, int newfd, int flags);

@@ -195,7 +195,7 @@ static int target(const char *self)
 	char long79[80], long80[81], long200[201], xbuf[64];
 	int go[2], back[2], ex[2], i, tmp;
 	pthread_t th[THREADS];
-	pid_t child, execd;
+	pid_t child, execd, self_pid = getpid();
 	char *f;
 
 	memset(long79, 'x', 79);
@@ -252,7 +252,8 @@ static int target(const char *self)
 	child = fork();
 	if (!child) {
 		/* Not left behind holding the checker's pipes if the target fails. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != self_pid)
+			_exit(1);
 		if (read(go[0], xbuf, 1) != 1)
 			_exit(1);
 		EXPECT(name(c, page, "child"), 0);
@@ -269,7 +270,8 @@ static int target(const char *self)
 	/* exec: a child that named a page before executes; only its later name shows. */
 	execd = fork();
 	if (!execd) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != self_pid)
+			_exit(1);
 		EXPECT(name(c, page, "before-exec"), 0);
 		snprintf(xbuf, sizeof(xbuf), "%d", ex[1]);
 		snprintf(xbuf + 32, 32, "%d", registry_fd());

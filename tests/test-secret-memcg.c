@@ -8,7 +8,9 @@
  * and a reason naming the limit and its file, before any page is mapped
  * (it was handed out, and its first use took the cgroup's OOM killer),
  * while a 1 MiB secret works.  Both backends.  Needs root and a memory
- * cgroup this process can make a child of; skips otherwise.
+ * cgroup this process can make a child of (the host's v1 memory
+ * controller; the kernel tiers' guests mount cgroup v2 with the memory
+ * controller on); skips otherwise.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -58,6 +60,7 @@ static int own_cgroup(char *dir, size_t len)
 		line[strcspn(line, "\n")] = '\0';
 		if (!path || !(ctl = path + 1, path = strchr(ctl, ':')))
 			continue;
+		ctl[-1] = '\0';
 		*path++ = '\0';
 		if (!strcmp(line, "0") && !*ctl)
 			snprintf(v2, sizeof(v2), "%s", path);
@@ -71,10 +74,10 @@ static int own_cgroup(char *dir, size_t len)
 		return 1;
 	if (!v2[0])
 		return 0;
-	snprintf(dir, len, "/sys/fs/cgroup%s", v2);
+	snprintf(dir, len, "/sys/fs/cgroup%s", strcmp(v2, "/") ? v2 : "");
 	if (!stat("/sys/fs/cgroup/cgroup.controllers", &st))
 		return 1;
-	snprintf(dir, len, "/sys/fs/cgroup/unified%s", v2);
+	snprintf(dir, len, "/sys/fs/cgroup/unified%s", strcmp(v2, "/") ? v2 : "");
 	return !stat("/sys/fs/cgroup/unified/cgroup.controllers", &st);
 }
 
@@ -99,6 +102,25 @@ static void suite(void)
 	mmkit_secret_free(p);
 }
 
+/* The cgroups of runs killed before they could remove theirs (empty by now). */
+static void remove_stale(const char *own)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d = opendir(own);
+	int pid;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "mmkit-test-%d", &pid) == 1 && pid > 0 &&
+		    kill(pid, 0) && errno == ESRCH) {
+			snprintf(path, sizeof(path), "%s/%s", own, e->d_name);
+			rmdir(path);
+		}
+	closedir(d);
+}
+
 static void backends(void *arg)
 {
 	(void)arg;
@@ -114,6 +136,7 @@ int main(void)
 		T_SKIP("making a memory cgroup needs root");
 	if (!own_cgroup(own, sizeof(own)))
 		T_SKIP("no memory cgroup mounted where this process can see it");
+	remove_stale(own);
 	snprintf(cg, sizeof(cg), "%s/mmkit-test-%d", own, (int)getpid());
 	if (mkdir(cg, 0755))
 		T_SKIP("cannot make a child cgroup %s: %s", cg, strerror(errno));
