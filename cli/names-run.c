@@ -15,7 +15,8 @@
  * would have come here with ENOSYS, and the program goes on.
  *
  * Where the kernel names VMAs, none of this happens: the program is run
- * as without --names and the kernel names.
+ * as without --names and the kernel names.  Nor under a supervisor
+ * already (a nested mmkit run --names): the outer one names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,11 +71,13 @@ struct insn {
 
 /*
  * Installs the filter, returning its listener or -errno.  To user
- * notification: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) of this
- * architecture only: nothing else, so that processes that outlive this
- * one (whose notified calls then fail with ENOSYS) can still fork and
- * execute.  Everything else is allowed by the filter itself; its verdict depends on the call number
- * alone, which Linux 5.11+ caches.  prctl's option is an int (the kernel
+ * notification: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) and mremap()
+ * (names follow it) of this architecture only: nothing else, so that
+ * processes that outlive this one (whose notified calls then fail with
+ * ENOSYS) can still fork and execute.  Everything else is allowed by the
+ * filter itself: arch and call number are checked before any argument is
+ * loaded, so the verdict for every other call depends on the call number
+ * alone, which Linux 5.11+ caches (the BPF program does not run for them).  prctl's option is an int (the kernel
  * reads the low 32 bits only), PR_SET_VMA_ANON_NAME an unsigned long (all
  * 64).  Calls of another ABI (32-bit programs) are allowed: the kernel
  * answers them itself.
@@ -85,7 +88,8 @@ static int filter_install(void)
 		LD(offsetof(struct seccomp_data, arch)),
 		JEQ(NATIVE_ARCH, NEXT, ALLOW),
 		LD(offsetof(struct seccomp_data, nr)),
-		JEQ(__NR_prctl, PRCTL, ALLOW),
+		JEQ(__NR_prctl, PRCTL, NEXT),
+		JEQ(__NR_mremap, NOTIFY, ALLOW),
 		{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)), NEXT, NEXT, PRCTL },
 		JEQ(PR_SET_VMA, NEXT, ALLOW),
 		LD(ARG_LO(1)),
@@ -256,8 +260,14 @@ int cli_names_run(char **argv)
 	pid_t child;
 	size_t i;
 
-	/* The kernel names VMAs: it does the work, the program runs as it would. */
-	if (!mmkit__kernel_names())
+	/*
+	 * The kernel names VMAs: it does the work, the program runs as it
+	 * would.  Already under a supervisor (mmkit run --names in mmkit run
+	 * --names): that one gets the program's calls too, through the filter
+	 * the program inherits, and keeps its names in the same registries; a
+	 * second filter could not have a listener anyway (EBUSY).
+	 */
+	if (!mmkit__kernel_names() || mmkit__names_supervised())
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {
 		cli_error("run: --names: %s", strerror(errno));

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -54,6 +55,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -310,7 +312,211 @@ static void proc_install(struct proc *p, uint64_t id)
 	p->ino = st.st_ino;
 }
 
-/* Handles one notification: a naming call of the program. */
+/* The registry of the process of thread @tid if it has one (still installed), else NULL. */
+static struct proc *proc_named(pid_t tid)
+{
+	pid_t ppid, tgid = tgid_of(tid, &ppid);
+	struct proc *p = tgid > 0 ? proc_find(tgid) : NULL;
+
+	return p && p->reg.t.n && fd_is_file(tgid, p->target_fd, p->dev, p->ino) ? p : NULL;
+}
+
+/* Whether [@start, @end) is mapped, all of it, in the @n sorted VMAs @v. */
+static int spans_cover(const struct mmkit__span *v, size_t n, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < n && start < end; i++)
+		if (v[i].start <= start && v[i].end > start)
+			start = v[i].end;
+	return start >= end;
+}
+
+/* Whether @a and @b (sorted) have the same VMAs over [@start, @end): the call did not change it. */
+static int spans_same(const struct mmkit__span *a, size_t na, const struct mmkit__span *b,
+		      size_t nb, uint64_t start, uint64_t end)
+{
+	size_t i = 0, j = 0;
+
+	while (i < na && a[i].end <= start)
+		i++;
+	while (j < nb && b[j].end <= start)
+		j++;
+	for (; i < na && j < nb && a[i].start < end && b[j].start < end; i++, j++)
+		if (a[i].start != b[j].start || a[i].end != b[j].end)
+			return 0;
+	return (i == na || a[i].start >= end) && (j == nb || b[j].start >= end);
+}
+
+/*
+ * The one range of @len bytes mapped in @a (@na VMAs, sorted) whose every
+ * byte was unmapped in @b (@nb, sorted), and that is not part of a larger
+ * such range: where a moved VMA went.  0 if there is none, or more than
+ * one (other threads mapping meanwhile: the name is dropped).  One pass
+ * over both.
+ */
+static uint64_t spans_new(const struct mmkit__span *a, size_t na, const struct mmkit__span *b,
+			  size_t nb, uint64_t len)
+{
+	uint64_t found = 0, s, e, run_start = 0, run_end = 0;
+	size_t i, j = 0, hits = 0;
+
+	for (i = 0; i < na; i++) {
+		for (s = a[i].start; s < a[i].end; s = e) {
+			while (j < nb && b[j].end <= s)
+				j++;
+			if (j < nb && b[j].start <= s) {
+				e = b[j].end;
+				continue;
+			}
+			e = j < nb && b[j].start < a[i].end ? b[j].start : a[i].end;
+			if (run_end && run_end == s) {
+				run_end = e;
+				continue;
+			}
+			if (run_end && run_end - run_start == len && ++hits)
+				found = run_start;
+			run_start = s;
+			run_end = e;
+		}
+	}
+	if (run_end && run_end - run_start == len && ++hits)
+		found = run_start;
+	return hits == 1 ? found : 0;
+}
+
+/*
+ * How long apart (µs), and for how long in all (ns), the supervisor looks
+ * where an mremap() went: a program that makes it wait (slow calls, many
+ * VMAs to read) loses the names, and delays its own naming calls only.
+ */
+#define MREMAP_WAIT_US		100
+#define MREMAP_LOOK_NS		20000000ll
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+/* What an mremap() may do with the VMA. */
+enum remap { GROW_IN_PLACE, MAY_MOVE, FIXED, FIXED_KEEP_OLD, MOVE_KEEP_OLD };
+
+/*
+ * Where the VMA that thread @tid moves or grows with mremap() is once the
+ * call is done, looking for MREMAP_LOOK_NS at most; 0 if not found (the
+ * call failed, is slow, or other threads mapped alike meanwhile).
+ * @before: the VMAs before the call; @to: MREMAP_FIXED's address.
+ */
+static uint64_t mremap_where(pid_t tid, const struct mmkit__span *before, size_t nb,
+			     enum remap how, uint64_t old, uint64_t old_len, uint64_t new_len,
+			     uint64_t to)
+{
+	struct mmkit__span *after;
+	size_t na;
+	ssize_t got;
+	uint64_t at = 0;
+	int64_t t0 = now_ns(), i;
+
+	for (i = 0; !at && (!i || now_ns() - t0 < MREMAP_LOOK_NS); i++) {
+		if (i)
+			usleep(MREMAP_WAIT_US);
+		got = mmkit__vma_spans(tid, &after);
+		if (got < 0)
+			return 0;
+		na = (size_t)got;
+		/* Grown in place: the part after it is new, and the rest is still there. */
+		if ((how == GROW_IN_PLACE || how == MAY_MOVE) && new_len > old_len &&
+		    spans_new(after, na, before, nb, new_len - old_len) == old + old_len &&
+		    spans_cover(after, na, old, old + new_len))
+			at = old;
+		/*
+		 * Moved: the VMAs over the old range changed (the call is done:
+		 * the program may have mapped it again since), the new one mapped.
+		 */
+		else if (how == MAY_MOVE && !spans_same(after, na, before, nb, old, old + old_len))
+			at = spans_new(after, na, before, nb, new_len);
+		else if (how == FIXED && !spans_same(after, na, before, nb, old, old + old_len))
+			at = spans_cover(after, na, to, to + new_len) ? to : 0;
+		/* The old range stays: only a destination unmapped before tells the call is done. */
+		else if (how == MOVE_KEEP_OLD)
+			at = spans_new(after, na, before, nb, new_len);
+		else if (how == FIXED_KEEP_OLD)
+			at = spans_new(after, na, before, nb, new_len) == to ? to : 0;
+		free(after);
+	}
+	return at;
+}
+
+/*
+ * An mremap() of the program: its names follow the VMA as the kernel's do
+ * (mm/mremap.c: a moved VMA is a copy, name included, of the old one; a
+ * grown one keeps its name over the new part).  The call is the kernel's
+ * to make (SECCOMP_USER_NOTIF_FLAG_CONTINUE).  First the names of what it
+ * unmaps go (a shrunk VMA's cut part, a moved one's old range), so that
+ * no stale name is left at the old address; once the call is done, the
+ * names are put where the VMA is then: in place, at MREMAP_FIXED's
+ * address, or at the one range of its size newly mapped.  Not found in
+ * time (mremap_where()), they are dropped, never put on other memory.
+ * MREMAP_DONTUNMAP leaves the old VMA as it was, name included.
+ */
+static void mremap_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), old = req->data.args[0];
+	uint64_t old_len = (req->data.args[1] + page - 1) & ~(page - 1);
+	uint64_t new_len = (req->data.args[2] + page - 1) & ~(page - 1);
+	uint64_t flags = req->data.args[3], to = req->data.args[4], at = 0;
+	uint64_t keep = old_len < new_len ? old_len : new_len;
+	int keep_old = !!(flags & MREMAP_DONTUNMAP);
+	struct mmkit__name_range *moved = NULL, grown;
+	struct mmkit__span *before = NULL;
+	ssize_t n = 0, nb = -1;
+	enum remap how;
+	struct proc *p;
+
+	if (flags & MREMAP_FIXED)
+		how = keep_old ? FIXED_KEEP_OLD : FIXED;
+	else if (keep_old)
+		how = MOVE_KEEP_OLD;
+	else if (new_len > old_len)
+		how = flags & MREMAP_MAYMOVE ? MAY_MOVE : GROW_IN_PLACE;
+	else
+		how = GROW_IN_PLACE;	/* shrunk or the same: in place, never moved */
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	p = proc_named(req->pid);
+	/* What the kernel refuses (EINVAL) changes nothing; a copy of shared memory (old_len 0) neither. */
+	if (p && !(old & (page - 1)) && old_len && new_len && old + old_len > old &&
+	    !(to & (page - 1) && how != GROW_IN_PLACE && how != MAY_MOVE)) {
+		if (how != GROW_IN_PLACE)
+			n = mmkit__registry_take(&p->reg, old, keep_old ? 0 : old_len, keep, &moved);
+		else if (new_len < old_len)
+			mmkit__registry_take(&p->reg, old + new_len, old_len - new_len, 0, &moved);
+		else if (new_len > old_len)
+			n = mmkit__registry_take(&p->reg, old, 0, old_len, &moved);
+		if (n > 0)
+			nb = mmkit__vma_spans(req->pid, &before);
+		proc_install(p, req->id);
+	}
+	ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	if (n > 0 && nb >= 0)
+		at = mremap_where(req->pid, before, (size_t)nb, how, old, old_len, new_len,
+				  how == FIXED || how == FIXED_KEEP_OLD ? to : 0);
+	if (at && how != GROW_IN_PLACE)
+		mmkit__registry_put(&p->reg, at, new_len, moved, (size_t)n);
+	/* One VMA, one name: that of its end, over the part it grew by. */
+	if (at && new_len > old_len && moved[n - 1].end == old_len) {
+		grown = moved[n - 1];
+		grown.start = old_len;
+		grown.end = new_len;
+		mmkit__registry_put(&p->reg, at, 0, &grown, 1);
+	}
+	free(moved);
+	free(before);
+}
+
+/* Handles one notification: a naming call of the program, or an mremap(). */
 void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
 	char name[MMKIT_NAME_MAX];
@@ -320,6 +526,10 @@ void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp
 
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
+	if (req->data.nr == __NR_mremap) {
+		mremap_answer(req, resp);
+		return;
+	}
 	if (uname)
 		ret = name_read(req->pid, uname, name);
 	/* The thread may have died and its number be reused while we read: check after. */

@@ -188,6 +188,71 @@ static int orphan_target(void)
 	return 0;
 }
 
+static char *remap(void *old, size_t old_len, size_t new_len, int flags, void *to)
+{
+	char *p = (char *)syscall(SYS_mremap, old, old_len, new_len, flags, to);
+
+	if (p == MAP_FAILED) {
+		perror("mremap");
+		exit(T_EXIT_FAIL);
+	}
+	return p;
+}
+
+/* Maps @pages anonymous pages at @at again (its old mapping gone): a stale name must not show. */
+static void map_again(char *at, size_t pages)
+{
+	if (mmap(at, pages * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		 -1, 0) != at) {
+		perror("mmap again");
+		exit(T_EXIT_FAIL);
+	}
+}
+
+/*
+ * mremap() with raw system calls: grown in place, shrunk, moved
+ * (MREMAP_MAYMOVE), to a fixed address, with MREMAP_DONTUNMAP; where the
+ * old memory went, anonymous memory is mapped again.  Then glibc's
+ * realloc() of a large block (mremap_chunk()).  Says where, then waits.
+ */
+static int mremap_target(void)
+{
+	char *g = map(8), *s = map(4), *m = map(3), *f = map(2), *dst = map(2), *d = map(2);
+	char *m2, *d2, *big = malloc(1 << 20), *big2, c;
+
+	munmap(g + 4 * page, 4 * page);
+	EXPECT(name(g, 4 * page, "grown"), 0);
+	remap(g, 4 * page, 6 * page, 0, NULL);
+	EXPECT(name(s, 4 * page, "shrunk"), 0);
+	remap(s, 4 * page, 2 * page, 0, NULL);
+	map_again(s + 2 * page, 2);
+	/* A PROT_NONE page after it: it cannot grow in place, it moves. */
+	EXPECT(name(m, 2 * page, "moved"), 0);
+	mprotect(m + 2 * page, page, PROT_NONE);
+	m2 = remap(m, 2 * page, 4 * page, MREMAP_MAYMOVE, NULL);
+	map_again(m, 2);
+	EXPECT(name(f, 2 * page, "fixed"), 0);
+	EXPECT(name(dst, 2 * page, "replaced"), 0);
+	remap(f, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	map_again(f, 2);
+	EXPECT(name(d, 2 * page, "dontunmap"), 0);
+	d2 = remap(d, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
+	big2 = realloc(big, 8 << 20);
+	if (failed || !big2)
+		return T_EXIT_FAIL;
+	printf("ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx\n", (int)getpid(),
+	       (unsigned long)(uintptr_t)g, (unsigned long)(uintptr_t)s,
+	       (unsigned long)(uintptr_t)m, (unsigned long)(uintptr_t)m2,
+	       (unsigned long)(uintptr_t)f, (unsigned long)(uintptr_t)dst,
+	       (unsigned long)(uintptr_t)d, (unsigned long)(uintptr_t)d2,
+	       (unsigned long)(uintptr_t)big2);
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	free(big2);
+	return 0;
+}
+
 /* The target: the calls, then "ready" and the addresses, then waits for stdin to close. */
 static int target(const char *self)
 {
@@ -357,16 +422,19 @@ static pid_t spawn(const char *const argv[], int *in, FILE **f)
 }
 
 /* Runs the target (under mmkit run --names if @mmkit) and checks what it named. */
-static void run_target(const char *self, const char *mmkit, int kernel_names)
+static void run_target(const char *self, const char *mmkit, int kernel_names, int nested)
 {
 	const char *with[] = { mmkit, "run", "--names", "--no-glibc-names", self, "target", NULL };
+	/* mmkit run --names in mmkit run --names: the outer supervisor names, the inner runs the program. */
+	const char *twice[] = { mmkit, "run", "--names", mmkit, "run", "--names", "--no-glibc-names",
+				self, "target", NULL };
 	const char *alone[] = { self, "target", NULL };
 	unsigned long a, l, h, pp, t, c, e;
 	int in, status, i, pid, child, execd;
 	char line[512], want[80];
 	struct lookup q = { 0 };
 	FILE *f;
-	pid_t run = spawn(mmkit ? with : alone, &in, &f);
+	pid_t run = spawn(nested ? twice : mmkit ? with : alone, &in, &f);
 
 	if (!fgets(line, sizeof(line), f) ||
 	    sscanf(line, "ready %d %d %d %lx %lx %lx %lx %lx %lx %lx", &pid, &child, &execd, &a, &l,
@@ -415,6 +483,45 @@ static void run_target(const char *self, const char *mmkit, int kernel_names)
 	fclose(f);
 	T_ASSERT(waitpid(run, &status, 0) == run);
 	T_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
+}
+
+/*
+ * Names follow mremap() as the kernel's (mremap_target()): alone where
+ * the kernel names, else under mmkit run --names (with glibc's names if
+ * @glibc: the preload's " glibc: malloc" stays on a block realloc() moved).
+ */
+static void mremap_names(const char *self, const char *mmkit, int glibc)
+{
+	const char *with[] = { mmkit, "run", "--names", glibc ? self : "--no-glibc-names",
+			       glibc ? "mremap" : self, glibc ? NULL : "mremap", NULL };
+	const char *alone[] = { self, "mremap", NULL };
+	unsigned long g, s, m, m2, f, dst, d, d2, big;
+	int in, status, pid = 0;
+	char line[512];
+	FILE *f_;
+	pid_t run = spawn(mmkit ? with : alone, &in, &f_);
+
+	if (!fgets(line, sizeof(line), f_) ||
+	    sscanf(line, "ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &g, &s, &m, &m2, &f,
+		   &dst, &d, &d2, &big) != 10)
+		T_FAIL("the mremap target did not start%s", mmkit ? " under mmkit run --names" : "");
+	expect_name(pid, g + 3 * page, "grown", "grown in place, the old part");
+	expect_name(pid, g + 5 * page, "grown", "grown in place, the new part");
+	expect_name(pid, s + page, "shrunk", "shrunk, what is left");
+	expect_name(pid, s + 2 * page, NULL, "shrunk, the cut part mapped again");
+	expect_name(pid, m2, "moved", "moved (MREMAP_MAYMOVE)");
+	expect_name(pid, m2 + 3 * page, "moved", "moved and grown, the new part");
+	expect_name(pid, m, NULL, "moved, the old address mapped again");
+	expect_name(pid, dst + page, "fixed", "moved to MREMAP_FIXED's address");
+	expect_name(pid, f, NULL, "moved to a fixed address, the old one mapped again");
+	expect_name(pid, d2 + page, "dontunmap", "moved with MREMAP_DONTUNMAP");
+	expect_name(pid, d, "dontunmap", "MREMAP_DONTUNMAP's old range, the old VMA");
+	if (glibc)
+		expect_name(pid, big, " glibc: malloc", "a large block realloc() moved");
+	close(in);
+	fclose(f_);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_EQ(status, 0);
 }
 
 /*
@@ -488,6 +595,8 @@ int main(int argc, char **argv)
 		return target(self);
 	if (argc > 1 && !strcmp(argv[1], "glibc"))
 		return glibc_target();
+	if (argc > 1 && !strcmp(argv[1], "mremap"))
+		return mremap_target();
 	if (argc > 1 && !strcmp(argv[1], "orphan"))
 		return orphan_target();
 	if (argc > 3 && !strcmp(argv[1], "exec-target"))
@@ -503,9 +612,13 @@ int main(int argc, char **argv)
 	p = map(1);
 	kernel_names = !name(p, page, "probe");
 	munmap(p, page);
-	if (kernel_names)
-		run_target(self, NULL, 1);
-	run_target(self, mmkit, kernel_names);
+	if (kernel_names) {
+		run_target(self, NULL, 1, 0);
+		mremap_names(self, NULL, 0);
+	}
+	run_target(self, mmkit, kernel_names, 0);
+	run_target(self, mmkit, kernel_names, 1);
+	mremap_names(self, mmkit, 0);
 	if (!kernel_names)
 		supervisor_killed(self, mmkit);
 	/*
@@ -519,6 +632,8 @@ int main(int argc, char **argv)
 	} else {
 		glibc_names(self, mmkit, 1);
 		glibc_names(self, mmkit, 0);
+		if (!kernel_names)
+			mremap_names(self, mmkit, 1);
 	}
 	printf("PASS: the kernel's answers and names%s\n",
 	       kernel_names ? ", the same with and without mmkit run --names" :
