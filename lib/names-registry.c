@@ -193,7 +193,8 @@ static int vsyscall(const struct mmkit__vma *v)
 static int vma_nameable(const struct mmkit__vma *v, int after_kernel)
 {
 	return !v->path_len || v->path[0] == '[' ||
-	       (mmkit__vma_anon_shmem(v) && !after_kernel) || mmkit__vma_refpage(v);
+	       ((mmkit__vma_anon_shmem(v) || mmkit__vma_memfd(v)) && !after_kernel) ||
+	       mmkit__vma_refpage(v);
 }
 
 /*
@@ -257,8 +258,11 @@ static int vma_next(struct vma_iter *it, uint64_t addr, struct mmkit__span *s)
 			v.path = it->name;
 			v.path_len = q.vma_name_size ? q.vma_name_size - 1 : 0;
 			v.perms[3] = q.vma_flags & PROCMAP_QUERY_VMA_SHARED ? 's' : 'p';
+			v.dev_major = q.dev_major;
+			v.dev_minor = q.dev_minor;
 			s->nameable = !q.inode || mmkit__vma_refpage(&v) ||
-				      (mmkit__vma_anon_shmem(&v) && !it->after_kernel);
+				      ((mmkit__vma_anon_shmem(&v) || mmkit__vma_memfd(&v)) &&
+				       !it->after_kernel);
 			return 1;
 		}
 		if (ret != -ENOTTY)

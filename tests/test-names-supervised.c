@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "harness.h"
@@ -62,6 +63,15 @@ static char *map(size_t pages)
 }
 
 static int failed;
+
+/* 1 if the kernel is 6.2 or later: it names a memfd's mappings as anonymous shared memory. */
+static int kernel_6_2(void)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &a, &b) == 2 && (a > 6 || (a == 6 && b >= 2));
+}
 
 #define EXPECT(call, want) do {							\
 	int got_ = (call);							\
@@ -257,7 +267,7 @@ static int mremap_target(void)
 static int target(const char *self)
 {
 	char *a = map(4), *l = map(1), *h = map(3), *pp = map(3), *t = map(THREADS), *c = map(2);
-	char long79[80], long80[81], long200[201], xbuf[64];
+	char *mf, long79[80], long80[81], long200[201], xbuf[64];
 	int go[2], back[2], ex[2], i, tmp;
 	pthread_t th[THREADS];
 	pid_t child, execd;
@@ -300,6 +310,14 @@ static int target(const char *self)
 	if (f == MAP_FAILED)
 		return T_EXIT_FAIL;
 	EXPECT(name(f, page, "file"), -EBADF);
+	/* A memfd: anonymous shared memory to the kernel since 6.2, which names it. */
+	tmp = memfd_create("test-names", MFD_CLOEXEC);
+	if (tmp < 0 || ftruncate(tmp, (off_t)page))
+		return T_EXIT_FAIL;
+	mf = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, tmp, 0);
+	if (mf == MAP_FAILED)
+		return T_EXIT_FAIL;
+	EXPECT(name(mf, page, "memfd"), kernel_6_2() ? 0 : -EBADF);
 
 	for (i = 0; i < THREADS; i++)
 		if (pthread_create(&th[i], NULL, thread_fn, t + i * page))
@@ -348,8 +366,8 @@ static int target(const char *self)
 	xbuf[i] = '\0';
 	if (failed)
 		return T_EXIT_FAIL;
-	printf("ready %d %d %d %lx %lx %lx %lx %lx %lx %s", (int)getpid(), (int)child, (int)execd,
-	       (unsigned long)(uintptr_t)a, (unsigned long)(uintptr_t)l,
+	printf("ready %d %d %d %lx %lx %lx %lx %lx %lx %lx %s", (int)getpid(), (int)child, (int)execd,
+	       (unsigned long)(uintptr_t)mf, (unsigned long)(uintptr_t)a, (unsigned long)(uintptr_t)l,
 	       (unsigned long)(uintptr_t)h, (unsigned long)(uintptr_t)pp,
 	       (unsigned long)(uintptr_t)t, (unsigned long)(uintptr_t)c, xbuf);
 	fflush(stdout);
@@ -429,7 +447,7 @@ static void run_target(const char *self, const char *mmkit, int kernel_names, in
 	const char *twice[] = { mmkit, "run", "--names", mmkit, "run", "--names", "--no-glibc-names",
 				self, "target", NULL };
 	const char *alone[] = { self, "target", NULL };
-	unsigned long a, l, h, pp, t, c, e;
+	unsigned long mf, a, l, h, pp, t, c, e;
 	int in, status, i, pid, child, execd;
 	char line[512], want[80];
 	struct lookup q = { 0 };
@@ -437,8 +455,8 @@ static void run_target(const char *self, const char *mmkit, int kernel_names, in
 	pid_t run = spawn(nested ? twice : mmkit ? with : alone, &in, &f);
 
 	if (!fgets(line, sizeof(line), f) ||
-	    sscanf(line, "ready %d %d %d %lx %lx %lx %lx %lx %lx %lx", &pid, &child, &execd, &a, &l,
-		   &h, &pp, &t, &c, &e) != 10) {
+	    sscanf(line, "ready %d %d %d %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &child, &execd, &mf,
+		   &a, &l, &h, &pp, &t, &c, &e) != 11) {
 		close(in);
 		waitpid(run, &status, 0);
 		T_FAIL("the target%s did not get the kernel's answers (exit %d)",
@@ -447,6 +465,8 @@ static void run_target(const char *self, const char *mmkit, int kernel_names, in
 	memset(want, 'x', 79);
 	want[79] = '\0';
 	expect_name(pid, a, "mmkit-a", "named");
+	if (kernel_6_2())
+		expect_name(pid, mf, "memfd", "a memfd's mapping");
 	expect_name(pid, a + page, NULL, "cleared");
 	expect_name(pid, a + 2 * page, "mmkit-b", "renamed");
 	expect_name(pid, a + 3 * page, "mmkit-a", "after the rename");
