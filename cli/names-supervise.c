@@ -387,11 +387,14 @@ static uint64_t spans_new(const struct mmkit__span *a, size_t na, const struct m
 
 /*
  * How long apart (µs), and for how long in all (ns), the supervisor looks
- * where an mremap() went: a program that makes it wait (slow calls, many
- * VMAs to read) loses the names, and delays its own naming calls only.
+ * where an mremap() went: long enough for a thread of a loaded machine (or
+ * an emulated one) to be scheduled; it stops as soon as the thread is seen
+ * past the call.  A program that keeps it waiting (a thread spinning right
+ * after a failed call, or many VMAs to read) loses the names, and delays
+ * its own naming calls (and its siblings') only.
  */
-#define MREMAP_WAIT_US		100
-#define MREMAP_LOOK_NS		20000000ll
+#define MREMAP_WAIT_US		200
+#define MREMAP_LOOK_NS		200000000ll
 
 static int64_t now_ns(void)
 {
@@ -401,28 +404,69 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
 
+/*
+ * 1 if thread @tid is past its system call @d: /proc/TID/syscall shows it
+ * stopped in another call, or in none; 0 while it runs ("running": maybe
+ * still in that call) or is stopped in a call like it, or if it cannot be
+ * read.
+ */
+static int thread_past(pid_t tid, const struct seccomp_data *d)
+{
+	unsigned long long a[6];
+	char path[64], buf[256];
+	ssize_t got;
+	long nr;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	if (sscanf(buf, "%ld", &nr) != 1)
+		return 0;
+	if (nr != d->nr)
+		return 1;
+	if (sscanf(buf, "%*d %llx %llx %llx %llx %llx %llx", &a[0], &a[1], &a[2], &a[3], &a[4],
+		   &a[5]) != 6)
+		return 0;
+	for (i = 0; i < 6; i++)
+		if (a[i] != d->args[i])
+			return 1;
+	return 0;
+}
+
 /* What an mremap() may do with the VMA. */
-enum remap { GROW_IN_PLACE, MAY_MOVE, FIXED, FIXED_KEEP_OLD, MOVE_KEEP_OLD };
+enum remap { GROW_IN_PLACE, MAY_MOVE, FIXED, FIXED_KEEP_OLD, MOVE_KEEP_OLD, REFUSED, UNKNOWN };
 
 /*
- * Where the VMA that thread @tid moves or grows with mremap() is once the
- * call is done, looking for MREMAP_LOOK_NS at most; 0 if not found (the
- * call failed, is slow, or other threads mapped alike meanwhile).
- * @before: the VMAs before the call; @to: MREMAP_FIXED's address.
+ * Where the VMA that thread @tid moves or grows with mremap() @d is once
+ * the call is done, looking for MREMAP_LOOK_NS at most, and once more
+ * after the thread is seen past the call; 0 if not found (the call failed,
+ * is slow, or other threads mapped alike meanwhile).  @before: the VMAs
+ * before the call; @to: MREMAP_FIXED's address.
  */
-static uint64_t mremap_where(pid_t tid, const struct mmkit__span *before, size_t nb,
-			     enum remap how, uint64_t old, uint64_t old_len, uint64_t new_len,
-			     uint64_t to)
+static uint64_t mremap_where(pid_t tid, const struct seccomp_data *d,
+			     const struct mmkit__span *before, size_t nb, enum remap how, uint64_t old,
+			     uint64_t old_len, uint64_t new_len, uint64_t to)
 {
 	struct mmkit__span *after;
 	size_t na;
 	ssize_t got;
 	uint64_t at = 0;
 	int64_t t0 = now_ns(), i;
+	int past = 0, last = 0;
 
-	for (i = 0; !at && (!i || now_ns() - t0 < MREMAP_LOOK_NS); i++) {
+	for (i = 0; !at && !last && (!i || now_ns() - t0 < MREMAP_LOOK_NS); i++) {
 		if (i)
 			usleep(MREMAP_WAIT_US);
+		/* Seen past the call: the maps read after that are the last look. */
+		last = past;
+		past = past || thread_past(tid, d);
 		got = mmkit__vma_spans(tid, &after);
 		if (got < 0)
 			return 0;
@@ -476,7 +520,18 @@ static void mremap_answer(struct seccomp_notif *req, struct seccomp_notif_resp *
 	enum remap how;
 	struct proc *p;
 
-	if (flags & MREMAP_FIXED)
+	/*
+	 * What the kernel refuses (EINVAL) changes nothing: FIXED or
+	 * DONTUNMAP without MAYMOVE, DONTUNMAP resizing, FIXED overlapping
+	 * the old range.  Flags unknown here: the names of the old range go.
+	 */
+	if (((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && !(flags & MREMAP_MAYMOVE)) ||
+	    (keep_old && old_len != new_len) ||
+	    ((flags & MREMAP_FIXED) && to < old + old_len && old < to + new_len))
+		how = REFUSED;
+	else if (flags & ~(uint64_t)(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
+		how = UNKNOWN;
+	else if (flags & MREMAP_FIXED)
 		how = keep_old ? FIXED_KEEP_OLD : FIXED;
 	else if (keep_old)
 		how = MOVE_KEEP_OLD;
@@ -486,10 +541,12 @@ static void mremap_answer(struct seccomp_notif *req, struct seccomp_notif_resp *
 		how = GROW_IN_PLACE;	/* shrunk or the same: in place, never moved */
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	p = proc_named(req->pid);
-	/* What the kernel refuses (EINVAL) changes nothing; a copy of shared memory (old_len 0) neither. */
-	if (p && !(old & (page - 1)) && old_len && new_len && old + old_len > old &&
-	    !(to & (page - 1) && how != GROW_IN_PLACE && how != MAY_MOVE)) {
-		if (how != GROW_IN_PLACE)
+	/* Nor do bad addresses and lengths, nor a copy of shared memory (old_len 0). */
+	if (p && how != REFUSED && !(old & (page - 1)) && old_len && new_len &&
+	    old + old_len > old && !((how == FIXED || how == FIXED_KEEP_OLD) && (to & (page - 1)))) {
+		if (how == UNKNOWN)
+			mmkit__registry_take(&p->reg, old, old_len, 0, &moved);
+		else if (how != GROW_IN_PLACE)
 			n = mmkit__registry_take(&p->reg, old, keep_old ? 0 : old_len, keep, &moved);
 		else if (new_len < old_len)
 			mmkit__registry_take(&p->reg, old + new_len, old_len - new_len, 0, &moved);
@@ -501,7 +558,7 @@ static void mremap_answer(struct seccomp_notif *req, struct seccomp_notif_resp *
 	}
 	ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	if (n > 0 && nb >= 0)
-		at = mremap_where(req->pid, before, (size_t)nb, how, old, old_len, new_len,
+		at = mremap_where(req->pid, &req->data, before, (size_t)nb, how, old, old_len, new_len,
 				  how == FIXED || how == FIXED_KEEP_OLD ? to : 0);
 	if (at && how != GROW_IN_PLACE)
 		mmkit__registry_put(&p->reg, at, new_len, moved, (size_t)n);

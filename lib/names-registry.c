@@ -634,9 +634,10 @@ ssize_t mmkit__registry_take(struct mmkit__registry *r, uint64_t from, uint64_t 
 	pthread_mutex_lock(&r->lock);
 	n = registry_take(r, from, len, keep, moved);
 	/* Room for the entries put back later: no new memfd is needed then. */
-	ret = n < 0 ? 0 : table_room(r, r->t.n + 2 * (size_t)n + 4);
+	/* Each registry_set() of put adds 2 entries at most: the clear, n entries, a grown part. */
+	ret = n < 0 ? 0 : table_room(r, r->t.n + 2 * (size_t)n + 8);
 	if (!ret && n >= 0)
-		ret = mmkit__names_memfd_ready(&r->memfd, &r->t, r->t.n + 2 * (size_t)n + 4);
+		ret = mmkit__names_memfd_ready(&r->memfd, &r->t, r->t.n + 2 * (size_t)n + 8);
 	mmkit__names_memfd_snapshot(&r->memfd, &r->t);
 	pthread_mutex_unlock(&r->lock);
 	if (ret) {

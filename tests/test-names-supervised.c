@@ -444,8 +444,8 @@ static void run_target(const char *self, const char *mmkit, int kernel_names, in
 {
 	const char *with[] = { mmkit, "run", "--names", "--no-glibc-names", self, "target", NULL };
 	/* mmkit run --names in mmkit run --names: the outer supervisor names, the inner runs the program. */
-	const char *twice[] = { mmkit, "run", "--names", mmkit, "run", "--names", "--no-glibc-names",
-				self, "target", NULL };
+	const char *twice[] = { mmkit, "run", "--names", "--no-glibc-names", mmkit, "run", "--names",
+				"--no-glibc-names", self, "target", NULL };
 	const char *alone[] = { self, "target", NULL };
 	unsigned long mf, a, l, h, pp, t, c, e;
 	int in, status, i, pid, child, execd;
