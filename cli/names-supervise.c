@@ -33,6 +33,7 @@
  *    descriptor itself (closefrom) loses its names the same way.
  *  - processes that are gone: their registries are dropped when the
  *    number of registries has doubled since the last look.
+ *  - mremap: sent here too; the names follow the VMA (mremap_answer()).
  */
 #include <errno.h>
 #include <fcntl.h>
