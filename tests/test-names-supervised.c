@@ -228,7 +228,7 @@ static void map_again(char *at, size_t pages)
 static int mremap_target(void)
 {
 	char *g = map(8), *s = map(4), *m = map(3), *f = map(2), *dst = map(2), *d = map(2);
-	char *m2, *d2, *big = malloc(1 << 20), *big2, c;
+	char *v = map(3), *m2, *d2, *w, *x, *big = malloc(1 << 20), *big2, c;
 
 	munmap(g + 4 * page, 4 * page);
 	EXPECT(name(g, 4 * page, "grown"), 0);
@@ -247,10 +247,23 @@ static int mremap_target(void)
 	map_again(f, 2);
 	EXPECT(name(d, 2 * page, "dontunmap"), 0);
 	d2 = remap(d, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
+	/*
+	 * A failed call (no room to grow in place), then memory of the size of
+	 * the growth and of the grown VMA mapped: neither is the VMA, neither
+	 * gets its name.
+	 */
+	EXPECT(name(v, 2 * page, "stays"), 0);
+	mprotect(v + 2 * page, page, PROT_NONE);
+	if (syscall(SYS_mremap, v, 2 * page, 4 * page, 0) != -1 || errno != ENOMEM)
+		return T_EXIT_FAIL;
+	w = map(2);
+	x = map(4);
 	big2 = realloc(big, 8 << 20);
 	if (failed || !big2)
 		return T_EXIT_FAIL;
-	printf("ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx\n", (int)getpid(),
+	printf("ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx\n", (int)getpid(),
+	       (unsigned long)(uintptr_t)v, (unsigned long)(uintptr_t)w,
+	       (unsigned long)(uintptr_t)x,
 	       (unsigned long)(uintptr_t)g, (unsigned long)(uintptr_t)s,
 	       (unsigned long)(uintptr_t)m, (unsigned long)(uintptr_t)m2,
 	       (unsigned long)(uintptr_t)f, (unsigned long)(uintptr_t)dst,
@@ -515,15 +528,15 @@ static void mremap_names(const char *self, const char *mmkit, int glibc)
 	const char *with[] = { mmkit, "run", "--names", glibc ? self : "--no-glibc-names",
 			       glibc ? "mremap" : self, glibc ? NULL : "mremap", NULL };
 	const char *alone[] = { self, "mremap", NULL };
-	unsigned long g, s, m, m2, f, dst, d, d2, big;
+	unsigned long g, s, m, m2, f, dst, d, d2, big, v, w, x;
 	int in, status, pid = 0;
 	char line[512];
 	FILE *f_;
 	pid_t run = spawn(mmkit ? with : alone, &in, &f_);
 
 	if (!fgets(line, sizeof(line), f_) ||
-	    sscanf(line, "ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &g, &s, &m, &m2, &f,
-		   &dst, &d, &d2, &big) != 10)
+	    sscanf(line, "ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &v, &w,
+		   &x, &g, &s, &m, &m2, &f, &dst, &d, &d2, &big) != 13)
 		T_FAIL("the mremap target did not start%s", mmkit ? " under mmkit run --names" : "");
 	expect_name(pid, g + 3 * page, "grown", "grown in place, the old part");
 	expect_name(pid, g + 5 * page, "grown", "grown in place, the new part");
@@ -536,6 +549,9 @@ static void mremap_names(const char *self, const char *mmkit, int glibc)
 	expect_name(pid, f, NULL, "moved to a fixed address, the old one mapped again");
 	expect_name(pid, d2 + page, "dontunmap", "moved with MREMAP_DONTUNMAP");
 	expect_name(pid, d, "dontunmap", "MREMAP_DONTUNMAP's old range, the old VMA");
+	expect_name(pid, v + page, "stays", "a VMA that could not grow");
+	expect_name(pid, w, NULL, "mapped after a failed mremap, the growth's size");
+	expect_name(pid, x + 3 * page, NULL, "mapped after a failed mremap, the new size");
 	if (glibc)
 		expect_name(pid, big, " glibc: malloc", "a large block realloc() moved");
 	close(in);
