@@ -545,6 +545,9 @@ static void mremap_answer(struct seccomp_notif *req, struct seccomp_notif_resp *
 	/* Nor do bad addresses and lengths, nor a copy of shared memory (old_len 0). */
 	if (p && how != REFUSED && !(old & (page - 1)) && old_len && new_len &&
 	    old + old_len > old && !((how == FIXED || how == FIXED_KEEP_OLD) && (to & (page - 1)))) {
+		/* What MREMAP_FIXED replaces loses its names, whatever moves there. */
+		if (how == FIXED || how == FIXED_KEEP_OLD)
+			mmkit__registry_take(&p->reg, to, new_len, 0, &moved);
 		if (how == UNKNOWN)
 			mmkit__registry_take(&p->reg, old, old_len, 0, &moved);
 		else if (how != GROW_IN_PLACE)

@@ -228,7 +228,8 @@ static void map_again(char *at, size_t pages)
 static int mremap_target(void)
 {
 	char *g = map(8), *s = map(4), *m = map(3), *f = map(2), *dst = map(2), *d = map(2);
-	char *v = map(3), *m2, *d2, *w, *x, *big = malloc(1 << 20), *big2, c;
+	char *v = map(3), *plain = map(2), *over = map(2), *m2, *d2, *w, *x, *big2, c;
+	char *big = malloc(1 << 20);
 
 	munmap(g + 4 * page, 4 * page);
 	EXPECT(name(g, 4 * page, "grown"), 0);
@@ -245,6 +246,9 @@ static int mremap_target(void)
 	EXPECT(name(dst, 2 * page, "replaced"), 0);
 	remap(f, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	map_again(f, 2);
+	/* Memory of no name moved over named memory: no name there after. */
+	EXPECT(name(over, 2 * page, "overwritten"), 0);
+	remap(plain, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_FIXED, over);
 	EXPECT(name(d, 2 * page, "dontunmap"), 0);
 	d2 = remap(d, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
 	/*
@@ -261,8 +265,8 @@ static int mremap_target(void)
 	big2 = realloc(big, 8 << 20);
 	if (failed || !big2)
 		return T_EXIT_FAIL;
-	printf("ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx\n", (int)getpid(),
-	       (unsigned long)(uintptr_t)v, (unsigned long)(uintptr_t)w,
+	printf("ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx\n", (int)getpid(),
+	       (unsigned long)(uintptr_t)over, (unsigned long)(uintptr_t)v, (unsigned long)(uintptr_t)w,
 	       (unsigned long)(uintptr_t)x,
 	       (unsigned long)(uintptr_t)g, (unsigned long)(uintptr_t)s,
 	       (unsigned long)(uintptr_t)m, (unsigned long)(uintptr_t)m2,
@@ -528,15 +532,15 @@ static void mremap_names(const char *self, const char *mmkit, int glibc)
 	const char *with[] = { mmkit, "run", "--names", glibc ? self : "--no-glibc-names",
 			       glibc ? "mremap" : self, glibc ? NULL : "mremap", NULL };
 	const char *alone[] = { self, "mremap", NULL };
-	unsigned long g, s, m, m2, f, dst, d, d2, big, v, w, x;
+	unsigned long g, s, m, m2, f, dst, d, d2, big, v, w, x, over;
 	int in, status, pid = 0;
 	char line[512];
 	FILE *f_;
 	pid_t run = spawn(mmkit ? with : alone, &in, &f_);
 
 	if (!fgets(line, sizeof(line), f_) ||
-	    sscanf(line, "ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &v, &w,
-		   &x, &g, &s, &m, &m2, &f, &dst, &d, &d2, &big) != 13)
+	    sscanf(line, "ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &over,
+		   &v, &w, &x, &g, &s, &m, &m2, &f, &dst, &d, &d2, &big) != 14)
 		T_FAIL("the mremap target did not start%s", mmkit ? " under mmkit run --names" : "");
 	expect_name(pid, g + 3 * page, "grown", "grown in place, the old part");
 	expect_name(pid, g + 5 * page, "grown", "grown in place, the new part");
@@ -549,6 +553,7 @@ static void mremap_names(const char *self, const char *mmkit, int glibc)
 	expect_name(pid, f, NULL, "moved to a fixed address, the old one mapped again");
 	expect_name(pid, d2 + page, "dontunmap", "moved with MREMAP_DONTUNMAP");
 	expect_name(pid, d, "dontunmap", "MREMAP_DONTUNMAP's old range, the old VMA");
+	expect_name(pid, over + page, NULL, "unnamed memory moved over named memory");
 	expect_name(pid, v + page, "stays", "a VMA that could not grow");
 	expect_name(pid, w, NULL, "mapped after a failed mremap, the growth's size");
 	expect_name(pid, x + 3 * page, NULL, "mapped after a failed mremap, the new size");
