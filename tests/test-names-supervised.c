@@ -28,7 +28,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "harness.h"
@@ -64,14 +63,6 @@ static char *map(size_t pages)
 
 static int failed;
 
-/* 1 if the kernel is 6.2 or later: it names a memfd's mappings as anonymous shared memory. */
-static int kernel_6_2(void)
-{
-	struct utsname u;
-	int a = 0, b = 0;
-
-	return !uname(&u) && sscanf(u.release, "%d.%d", &a, &b) == 2 && (a > 6 || (a == 6 && b >= 2));
-}
 
 #define EXPECT(call, want) do {							\
 	int got_ = (call);							\
@@ -334,7 +325,7 @@ static int target(const char *self)
 	mf = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, tmp, 0);
 	if (mf == MAP_FAILED)
 		return T_EXIT_FAIL;
-	EXPECT(name(mf, page, "memfd"), kernel_6_2() ? 0 : -EBADF);
+	EXPECT(name(mf, page, "memfd"), kernel_names_memfd() ? 0 : -EBADF);
 
 	for (i = 0; i < THREADS; i++)
 		if (pthread_create(&th[i], NULL, thread_fn, t + i * page))
@@ -482,7 +473,7 @@ static void run_target(const char *self, const char *mmkit, int kernel_names, in
 	memset(want, 'x', 79);
 	want[79] = '\0';
 	expect_name(pid, a, "mmkit-a", "named");
-	if (kernel_6_2())
+	if (kernel_names_memfd())
 		expect_name(pid, mf, "memfd", "a memfd's mapping");
 	expect_name(pid, a + page, NULL, "cleared");
 	expect_name(pid, a + 2 * page, "mmkit-b", "renamed");
