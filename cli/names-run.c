@@ -49,6 +49,12 @@
 #define NATIVE_ARCH	AUDIT_ARCH_AARCH64
 #endif
 
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define FLAG_WAIT_KILLABLE_RECV	(1UL << 5)
+#else
+#define FLAG_WAIT_KILLABLE_RECV	SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#endif
+
 /* Like env(1): the program could not be found, or not be run. */
 #define EXIT_NOT_FOUND		127
 #define EXIT_CANNOT_RUN		126
@@ -122,8 +128,18 @@ static int filter_install(void)
 	 * (the x86 default before 5.16), which slow its own code too.
 	 */
 	listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
-				SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_SPEC_ALLOW,
-				&prog);
+				SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_SPEC_ALLOW |
+				FLAG_WAIT_KILLABLE_RECV, &prog);
+	/*
+	 * WAIT_KILLABLE_RECV (5.19): once the supervisor has a call, only a
+	 * fatal signal ends the caller's wait, else each signal (a program's
+	 * timer) makes it call again, and the supervisor's answer is lost.
+	 * Before 5.19, EINVAL: without it.
+	 */
+	if (listener < 0 && errno == EINVAL)
+		listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+					SECCOMP_FILTER_FLAG_NEW_LISTENER |
+					SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog);
 	return listener < 0 ? -errno : listener;
 }
 #else
@@ -199,7 +215,8 @@ static int supervise(int listener, pid_t child, int sigfd)
 	resp = calloc(1, sizes.seccomp_notif_resp > sizeof(*resp) ? sizes.seccomp_notif_resp :
 			 sizeof(*resp));
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		/* mremap() follow-ups are looked at between the calls answered, never waited for. */
+		if (poll(pfd, 2, cli_names_followups(0)) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
