@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+/*
+ * mmkit run --names: how the supervisor follows mremap() of named memory
+ * (cli/names-supervise.c), with programs that make it hard.
+ *  - stall: a thread computes right after a failed mremap() (its follow-up
+ *    cannot end: /proc/TID/syscall says "running"); another process's
+ *    naming call is answered meanwhile, the name still where the kernel
+ *    keeps it.
+ *  - efault: a failed mremap(MREMAP_MAYMOVE) (the range spans two VMAs:
+ *    EFAULT) keeps its names, as the kernel's.
+ *  - timer: a named VMA moved while a 1 ms SA_RESTART timer ticks (and
+ *    20,000 VMAs make each look at the maps slow): the name follows.
+ * Where the kernel names VMAs there is no supervisor: skipped.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "mmkit.h"
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA		0x53564d41
+#define PR_SET_VMA_ANON_NAME	0
+#endif
+
+static size_t page;
+
+static int name(void *addr, size_t len, const char *n)
+{
+	return prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, addr, len, n) ? -errno : 0;
+}
+
+static char *map(size_t pages, int flags)
+{
+	char *p = mmap(NULL, pages * page, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(T_EXIT_FAIL);
+	}
+	return p;
+}
+
+static double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Reads stdin until it is closed: the checker is done. */
+static void wait_stdin(void)
+{
+	char c;
+
+	while (read(0, &c, 1) > 0)
+		;
+}
+
+/*
+ * The process (A) moves a named VMA spanning two (EFAULT: the call fails),
+ * then computes without a system call until its child (B) says so; B
+ * names memory of its own once A's call is done, says where A's VMA is,
+ * and waits for the checker.  A supervisor that waited for A's follow-up
+ * to end would answer B only once it gave up, the name dropped.  A's
+ * computing is bounded (60 s) by the vDSO's clock.
+ */
+static int stall_target(void)
+{
+	volatile int *shared = (volatile int *)map(1, MAP_SHARED);
+	char *v = map(2, MAP_PRIVATE), *c, ch;
+	double t0;
+	int status;
+	pid_t b;
+
+	if (name(v, 2 * page, "stays"))
+		return T_EXIT_FAIL;
+	mprotect(v + page, page, PROT_READ);
+	b = fork();
+	if (b < 0)
+		return T_EXIT_FAIL;
+	if (!b) {
+		for (t0 = seconds(); !shared[0] && seconds() - t0 < 60;)
+			usleep(1000);
+		c = map(1, MAP_PRIVATE);
+		printf("named %d %lx %d\n", (int)getppid(), (unsigned long)(uintptr_t)v,
+		       name(c, page, "b"));
+		fflush(stdout);
+		if (read(0, &ch, 1) != 1)
+			_exit(T_EXIT_FAIL);
+		shared[1] = 1;
+		wait_stdin();
+		_exit(0);
+	}
+	if (syscall(SYS_mremap, v, 2 * page, 4 * page, MREMAP_MAYMOVE) != -1 || errno != EFAULT)
+		shared[2] = 1;
+	shared[0] = 1;
+	for (t0 = seconds(); !shared[1] && seconds() - t0 < 60;)
+		;
+	if (waitpid(b, &status, 0) != b || status || shared[2])
+		return T_EXIT_FAIL;
+	return 0;
+}
+
+/* A failed mremap(MREMAP_MAYMOVE): EFAULT, the old range spanning two VMAs. */
+static int efault_target(void)
+{
+	char *p = map(2, MAP_PRIVATE);
+
+	if (name(p, 2 * page, "victim"))
+		return T_EXIT_FAIL;
+	mprotect(p + page, page, PROT_READ);
+	if (syscall(SYS_mremap, p, 2 * page, 4 * page, MREMAP_MAYMOVE) != -1 || errno != EFAULT)
+		return T_EXIT_FAIL;
+	printf("ready %d %lx\n", (int)getpid(), (unsigned long)(uintptr_t)p);
+	fflush(stdout);
+	wait_stdin();
+	return 0;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A named VMA moved (no room to grow in place) while a 1 ms timer ticks, among 20,000 VMAs. */
+static int timer_target(void)
+{
+	size_t i, n = 20000;
+	char *many = mmap(NULL, n * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *m, *m2;
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct sigaction sa;
+
+	if (many == MAP_FAILED)
+		return T_EXIT_FAIL;
+	for (i = 0; i < n; i += 2)
+		mprotect(many + i * page, page, PROT_READ | PROT_WRITE);
+	m = map(3, MAP_PRIVATE);
+	if (name(m, 2 * page, "moved"))
+		return T_EXIT_FAIL;
+	mprotect(m + 2 * page, page, PROT_NONE);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	m2 = (char *)syscall(SYS_mremap, m, 2 * page, 4 * page, MREMAP_MAYMOVE);
+	setitimer(ITIMER_REAL, &off, NULL);
+	if (m2 == MAP_FAILED)
+		return T_EXIT_FAIL;
+	printf("ready %d %lx\n", (int)getpid(), (unsigned long)(uintptr_t)m2);
+	fflush(stdout);
+	wait_stdin();
+	return 0;
+}
+
+struct lookup {
+	unsigned long addr;
+	char name[MMKIT_NAME_MAX];
+	int found;
+};
+
+static int lookup_fn(const struct mmkit_region *r, void *arg)
+{
+	struct lookup *q = arg;
+
+	if (q->addr >= r->start && q->addr < r->end) {
+		memcpy(q->name, r->name, sizeof(q->name));
+		q->found = 1;
+	}
+	return 0;
+}
+
+/*
+ * The name at @addr in process @pid must become @want: the supervisor
+ * puts it there once it has seen the call done, soon after the call
+ * returned (a bound of 10 s for a loaded machine, not a timing).
+ */
+static void expect_name(pid_t pid, unsigned long addr, const char *want, const char *what)
+{
+	struct lookup q = { .addr = addr };
+	double t0 = seconds();
+	int ret;
+
+	while ((ret = mmkit_regions(pid, lookup_fn, &q)) == 0 && q.found && strcmp(q.name, want) &&
+	       seconds() - t0 < 10) {
+		usleep(10000);
+		q.found = 0;
+	}
+	if (ret || !q.found || strcmp(q.name, want))
+		T_FAIL("%s (pid %d, %#lx): '%s', expected '%s' (mmkit_regions: %d)", what, (int)pid,
+		       addr, q.found ? q.name : "(unmapped)", want, ret);
+}
+
+/* Runs mmkit run --names on this program's @role with a pipe to and from it. */
+static pid_t spawn(const char *mmkit, const char *self, const char *role, int *in, FILE **f)
+{
+	const char *argv[] = { mmkit, "run", "--names", "--no-glibc-names", self, role, NULL };
+	int to[2], from[2];
+	pid_t run;
+
+	T_ASSERT(!pipe(to) && !pipe(from));
+	run = fork();
+	T_ASSERT(run >= 0);
+	if (!run) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[1]);
+		close(from[0]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	*in = to[1];
+	*f = fdopen(from[0], "r");
+	T_ASSERT(*f);
+	return run;
+}
+
+/* Closes the program's stdin and expects mmkit to exit 0. */
+static void finish(pid_t run, int in, FILE *f)
+{
+	int status;
+
+	close(in);
+	fclose(f);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_EQ(status, 0);
+}
+
+static void stall(const char *mmkit, const char *self)
+{
+	unsigned long v;
+	int in, a, ret;
+	char line[128];
+	FILE *f;
+	pid_t run = spawn(mmkit, self, "stall", &in, &f);
+
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "named %d %lx %d", &a, &v, &ret) != 3)
+		T_FAIL("the stall target did not start under mmkit run --names");
+	T_EQ(ret, 0);
+	expect_name(a, v, "stays",
+		    "a failed mremap's VMA, its thread computing, when another process got its answer");
+	T_ASSERT(write(in, "x", 1) == 1);
+	finish(run, in, f);
+}
+
+static void one(const char *mmkit, const char *self, const char *role, const char *want,
+		const char *what)
+{
+	unsigned long at;
+	int in, pid;
+	char line[128];
+	FILE *f;
+	pid_t run = spawn(mmkit, self, role, &in, &f);
+
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d %lx", &pid, &at) != 2)
+		T_FAIL("the %s target did not start under mmkit run --names", role);
+	expect_name(pid, at, want, what);
+	if (!strcmp(role, "efault"))
+		expect_name(pid, at + page, want, what);
+	finish(run, in, f);
+}
+
+int main(int argc, char **argv)
+{
+	char self[4096], mmkit[4096 + 16], *slash;
+	ssize_t n;
+	void *p;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	if (argc > 1 && !strcmp(argv[1], "stall"))
+		return stall_target();
+	if (argc > 1 && !strcmp(argv[1], "efault"))
+		return efault_target();
+	if (argc > 1 && !strcmp(argv[1], "timer"))
+		return timer_target();
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	T_ASSERT(n > 0);
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	snprintf(mmkit, sizeof(mmkit), "%s/../mmkit", self);
+	*slash = '/';
+	if (access(mmkit, X_OK))
+		T_SKIP("no %s to run the targets with", mmkit);
+	p = map(1, MAP_PRIVATE);
+	if (!name(p, page, "probe"))
+		T_SKIP("the kernel names VMAs itself: mmkit run --names does not supervise");
+	munmap(p, page);
+	stall(mmkit, self);
+	one(mmkit, self, "efault", "victim", "a VMA whose mremap(MREMAP_MAYMOVE) failed");
+	one(mmkit, self, "timer", "moved", "moved while a timer ticks");
+	printf("PASS: names follow mremap() under mmkit run --names, never blocking the supervisor\n");
+	return T_EXIT_PASS;
+}
