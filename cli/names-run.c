@@ -11,8 +11,10 @@
  * thread and process the program makes, across exec.  This process passes
  * SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 on, ignores the SIGINT and SIGQUIT a
  * terminal sends the program too, and exits with the program's status (or
- * dies of its signal).  If it dies first, the kernel answers the calls that
- * would have come here with ENOSYS, and the program goes on.
+ * dies of its signal), leaving a supervisor to the processes the program
+ * left running (survivors_supervise()).  If it is killed, the kernel
+ * answers the calls that would have come here with ENOSYS, and the
+ * program goes on.
  *
  * Where the kernel names VMAs, none of this happens: the program is run
  * as without --names and the kernel names.  Nor under a supervisor
@@ -198,7 +200,11 @@ static int fd_recv(int s)
 /* Signals passed on to the program; a terminal sends SIGINT and SIGQUIT to it itself. */
 static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
 
-/* Answers the program's naming calls on @listener until @child ends; its wait status. */
+/*
+ * Answers the program's naming calls on @listener until @child ends; its
+ * wait status.  With no @child (0): until no task uses the filter any
+ * more (the listener reports POLLHUP), for the processes left running.
+ */
 static int supervise(int listener, pid_t child, int sigfd)
 {
 	struct seccomp_notif_sizes sizes = { 0 };
@@ -216,14 +222,20 @@ static int supervise(int listener, pid_t child, int sigfd)
 			 sizeof(*resp));
 	for (;;) {
 		/* mremap() follow-ups are looked at between the calls answered, never waited for. */
-		if (poll(pfd, 2, cli_names_followups(0)) < 0 && errno != EINTR)
+		if (poll(pfd, child ? 2 : 1, cli_names_followups(0)) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (child && pfd[1].revents && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 				if ((int)si.ssi_signo == forwarded[i])
 					kill(child, forwarded[i]);
 			if (waitpid(child, &status, WNOHANG) == child)
 				break;
+		}
+		/* No task uses the filter: no call can come any more. */
+		if ((pfd[0].revents & (POLLIN | POLLHUP)) == POLLHUP) {
+			if (!child)
+				break;
+			pfd[0].fd = -1;
 		}
 		/* Without memory for a request, the program's calls wait for it: none is lost. */
 		if (!(pfd[0].revents & POLLIN) || !req || !resp)
@@ -237,6 +249,40 @@ static int supervise(int listener, pid_t child, int sigfd)
 	free(req);
 	free(resp);
 	return status;
+}
+
+/*
+ * The program's direct child has ended, processes it made may still run
+ * (daemons): their naming calls and mremap() still come to @listener, and
+ * would get ENOSYS without a supervisor.  A supervisor of their own,
+ * detached (a session of its own, standard streams on /dev/null, in /, the
+ * signal mask of mmkit's caller), keeps the listener and the registries
+ * until no task uses the filter, while mmkit exits with the program's
+ * status at once.  If it cannot be made, they get ENOSYS, as before.
+ */
+static void survivors_supervise(int listener, int sigfd, const sigset_t *old)
+{
+	struct pollfd pfd = { listener, POLLIN, 0 };
+	int fd;
+
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP)) == POLLHUP)
+		return;
+	if (fork())
+		return;
+	close(sigfd);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	setsid();
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	if (chdir("/"))
+		_exit(CLI_EXIT_FAIL);
+	supervise(listener, 0, -1);
+	_exit(0);
 }
 
 /* In the child: the filter, its listener to the parent, then the program. */
@@ -341,6 +387,7 @@ int cli_names_run(char **argv)
 	}
 	close(sp[0]);
 	status = supervise(listener, child, sigfd);
+	survivors_supervise(listener, sigfd, &old);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return exit_as(status);
 }

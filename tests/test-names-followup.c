@@ -10,6 +10,11 @@
  *    EFAULT) keeps its names, as the kernel's.
  *  - timer: a named VMA moved while a 1 ms SA_RESTART timer ticks (and
  *    20,000 VMAs make each look at the maps slow): the name follows.
+ *  - daemon: a double-forked daemon that outlives mmkit (which exits with
+ *    its direct child's status at once) names memory and moves it with
+ *    mremap(): 0, and the name lands; once it has exited, the supervisor
+ *    left for it exits too (this checker is their subreaper, and reaps
+ *    every one, within 30 s).
  * Where the kernel names VMAs there is no supervisor: skipped.
  */
 #include <errno.h>
@@ -128,6 +133,34 @@ static int efault_target(void)
 	fflush(stdout);
 	wait_stdin();
 	return 0;
+}
+
+/*
+ * Ends at once; its child makes a daemon (a session of its own, its
+ * parent gone) that waits for the checker's byte (mmkit gone by then),
+ * names a page, moves it with mremap(), says what it got, and waits for
+ * stdin to close.
+ */
+static int daemon_target(void)
+{
+	char *p, *q, c;
+	int named;
+
+	if (fork())
+		return 0;
+	setsid();
+	if (fork())
+		_exit(0);
+	if (read(0, &c, 1) != 1)
+		_exit(T_EXIT_FAIL);
+	p = map(1, MAP_PRIVATE);
+	named = name(p, page, "late");
+	q = mremap(p, page, 16 * page, MREMAP_MAYMOVE);
+	printf("daemon %d %d %lx %s\n", (int)getpid(), named, (unsigned long)(uintptr_t)q,
+	       q == MAP_FAILED ? strerror(errno) : "ok");
+	fflush(stdout);
+	wait_stdin();
+	_exit(0);
 }
 
 static void on_alarm(int sig)
@@ -258,6 +291,48 @@ static void stall(const char *mmkit, const char *self)
 	finish(run, in, f);
 }
 
+/* Reaps every child of this (subreaper) process, 30 s at most; 0 when there is none left. */
+static int reap_all(void)
+{
+	double t0 = seconds();
+	pid_t got;
+
+	while ((got = waitpid(-1, NULL, WNOHANG)) >= 0 && seconds() - t0 < 30)
+		if (!got)
+			usleep(10000);
+	return got < 0 && errno == ECHILD ? 0 : -1;
+}
+
+static void daemon_outlives(const char *mmkit, const char *self)
+{
+	unsigned long q;
+	int in, pid, named, status;
+	char line[256], what[64];
+	double t0 = seconds();
+	FILE *f;
+	pid_t run, got;
+
+	T_ASSERT(!prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
+	run = spawn(mmkit, self, "daemon", &in, &f);
+	while ((got = waitpid(run, &status, WNOHANG)) == 0 && seconds() - t0 < 30)
+		usleep(10000);
+	if (got != run)
+		T_FAIL("mmkit run --names did not exit while a process it left runs");
+	T_EQ(status, 0);
+	T_ASSERT(write(in, "x", 1) == 1);
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "daemon %d %d %lx %63s", &pid, &named, &q, what) != 4)
+		T_FAIL("the daemon left by mmkit run --names said nothing");
+	T_EQ(named, 0);
+	if (strcmp(what, "ok"))
+		T_FAIL("the daemon's mremap(MREMAP_MAYMOVE) after mmkit exited: %s", line);
+	expect_name(pid, q, "late", "named and moved by a process outliving mmkit");
+	close(in);
+	fclose(f);
+	if (reap_all())
+		T_FAIL("a process left by mmkit run --names (its supervisor?) did not exit once the daemon had");
+}
+
 static void one(const char *mmkit, const char *self, const char *role, const char *want,
 		const char *what)
 {
@@ -288,6 +363,8 @@ int main(int argc, char **argv)
 		return efault_target();
 	if (argc > 1 && !strcmp(argv[1], "timer"))
 		return timer_target();
+	if (argc > 1 && !strcmp(argv[1], "daemon"))
+		return daemon_target();
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	T_ASSERT(n > 0);
 	self[n] = '\0';
@@ -304,6 +381,7 @@ int main(int argc, char **argv)
 	stall(mmkit, self);
 	one(mmkit, self, "efault", "victim", "a VMA whose mremap(MREMAP_MAYMOVE) failed");
 	one(mmkit, self, "timer", "moved", "moved while a timer ticks");
+	daemon_outlives(mmkit, self);
 	printf("PASS: names follow mremap() under mmkit run --names, never blocking the supervisor\n");
 	return T_EXIT_PASS;
 }
