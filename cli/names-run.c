@@ -29,10 +29,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -43,6 +45,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mmkit.h"
 #include "names.h"
 
 #if defined(__x86_64__) && !defined(__ILP32__)
@@ -322,6 +325,50 @@ static int exit_as(int status)
 	return CLI_EXIT_FAIL;
 }
 
+#define PROBE_NAME	"mmkit-nested-probe"
+
+struct probe {
+	unsigned long addr;
+	int found;
+};
+
+static int probe_fn(const struct mmkit_region *r, void *arg)
+{
+	struct probe *q = arg;
+
+	if (q->addr >= r->start && q->addr < r->end && r->kind == MMKIT_REGION_REGISTRY &&
+	    !strcmp(r->name, PROBE_NAME))
+		q->found = 1;
+	return 0;
+}
+
+/*
+ * Whether this process runs under a supervisor already (mmkit run --names
+ * in mmkit run --names), asked with a raw prctl(PR_SET_VMA_ANON_NAME) (a
+ * preload may fake libc's prctl()): 1 if it answers 0 and the registry the
+ * outer supervisor installed here holds the name; 0 if it fails (no
+ * supervisor: this one is to be); -EPROTO if it answers 0 and names
+ * nothing (a seccomp filter answering 0 for it: names would be lost).
+ */
+static int outer_supervisor(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct probe q = { 0 };
+	char *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (p == MAP_FAILED)
+		return 0;
+	q.addr = (unsigned long)(uintptr_t)p;
+	ret = syscall(SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, page, PROBE_NAME) ? 0 : 1;
+	if (ret && (mmkit_regions(getpid(), probe_fn, &q) || !q.found))
+		ret = -EPROTO;
+	if (ret > 0)
+		syscall(SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, page, NULL);
+	munmap(p, page);
+	return ret;
+}
+
 int cli_names_run(char **argv)
 {
 	sigset_t mask, old;
@@ -337,8 +384,17 @@ int cli_names_run(char **argv)
 	 * the program inherits, and keeps its names in the same registries; a
 	 * second filter could not have a listener anyway (EBUSY).
 	 */
-	if (!mmkit__kernel_names() || mmkit__names_supervised())
+	if (!mmkit__kernel_names())
 		return -1;
+	status = outer_supervisor();
+	if (status > 0)
+		return -1;
+	if (status < 0) {
+		cli_error("run: --names: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME) answers 0 here but "
+			  "names nothing, not even in a supervisor's registry (a seccomp filter or "
+			  "other tool answering for the kernel?): the program's names would be lost");
+		return CLI_EXIT_FAIL;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {
 		cli_error("run: --names: %s", strerror(errno));
 		return CLI_EXIT_FAIL;

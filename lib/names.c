@@ -34,7 +34,6 @@
  */
 static int kernel_answer;
 static int kernel_known;
-static int kernel_supervised;	/* prctl answered 0 without naming: a supervisor did */
 
 /*
  * -ENOSYS if /proc/self/maps shows the page at @p without the name
@@ -80,11 +79,8 @@ static int kernel_names(int *mapped)
 	}
 	ret = sys_prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, page,
 			(unsigned long)"mmkit-probe");
-	if (!ret) {
+	if (!ret)
 		ret = kernel_probe_named(p);
-		if (ret)
-			__atomic_store_n(&kernel_supervised, 1, __ATOMIC_RELAXED);
-	}
 	sys_munmap(p, page);
 	if (!mmkit__passing(ret)) {
 		__atomic_store_n(&kernel_answer, ret, __ATOMIC_RELAXED);
@@ -98,14 +94,6 @@ int mmkit__kernel_names(void)
 	int mapped;
 
 	return kernel_names(&mapped);
-}
-
-int mmkit__names_supervised(void)
-{
-	int mapped;
-
-	kernel_names(&mapped);
-	return __atomic_load_n(&kernel_supervised, __ATOMIC_RELAXED);
 }
 
 int mmkit__probe_names(struct mmkit_feature *f)

@@ -123,12 +123,6 @@ struct mmkit__registry {
 
 /* names.c: 0 if the kernel names VMAs itself (CONFIG_ANON_VMA_NAME), else why not. */
 int mmkit__kernel_names(void);
-/*
- * names.c: 1 if this process's naming calls are answered 0 by another
- * process (a seccomp supervisor: mmkit run --names) while the kernel does
- * not name.
- */
-int mmkit__names_supervised(void);
 
 /*
  * names.c: the checks prctl(PR_SET_VMA_ANON_NAME) makes of its arguments,

@@ -15,10 +15,17 @@
  *    mremap(): 0, and the name lands; once it has exited, the supervisor
  *    left for it exits too (this checker is their subreaper, and reaps
  *    every one, within 30 s).
+ *  - faked: under a seccomp filter that answers 0 for prctl(PR_SET_VMA)
+ *    without naming anything, mmkit run --names is no nested run (there
+ *    is no outer supervisor): it fails with a clear error instead of
+ *    running the program with its names lost.
  * Where the kernel names VMAs there is no supervisor: skipped.
  */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,6 +340,51 @@ static void daemon_outlives(const char *mmkit, const char *self)
 		T_FAIL("a process left by mmkit run --names (its supervisor?) did not exit once the daemon had");
 }
 
+/* mmkit run --names under a filter answering 0 for every prctl(PR_SET_VMA): a clear error. */
+static void faked(const char *mmkit, const char *self)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_VMA, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
+	const char *argv[] = { mmkit, "run", "--names", "--no-glibc-names", self, "efault", NULL };
+	char err[1024] = "";
+	int e[2], status;
+	size_t n;
+	ssize_t got;
+	pid_t run;
+
+	T_ASSERT(!pipe(e));
+	run = fork();
+	T_ASSERT(run >= 0);
+	if (!run) {
+		close(e[0]);
+		dup2(e[1], 2);
+		close(0);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+			_exit(T_EXIT_SKIP);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(e[1]);
+	for (n = 0; n < sizeof(err) - 1 && (got = read(e[0], err + n, sizeof(err) - 1 - n)) > 0;)
+		n += (size_t)got;
+	err[n] = '\0';
+	close(e[0]);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == T_EXIT_SKIP)
+		T_SKIP("cannot install a seccomp filter here");
+	if (!WIFEXITED(status) || !WEXITSTATUS(status) || !strstr(err, "names nothing"))
+		T_FAIL("mmkit run --names under a filter faking prctl(PR_SET_VMA): status %#x, '%s'",
+		       status, err);
+}
+
 static void one(const char *mmkit, const char *self, const char *role, const char *want,
 		const char *what)
 {
@@ -382,6 +434,7 @@ int main(int argc, char **argv)
 	one(mmkit, self, "efault", "victim", "a VMA whose mremap(MREMAP_MAYMOVE) failed");
 	one(mmkit, self, "timer", "moved", "moved while a timer ticks");
 	daemon_outlives(mmkit, self);
+	faked(mmkit, self);
 	printf("PASS: names follow mremap() under mmkit run --names, never blocking the supervisor\n");
 	return T_EXIT_PASS;
 }
