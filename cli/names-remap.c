@@ -121,12 +121,13 @@ static int64_t now_ns(void)
 }
 
 /*
- * 1 if thread @tid is past its system call @d: /proc/TID/syscall shows it
- * stopped in another call, or in none; 0 while it runs ("running": maybe
- * still in that call) or is stopped in a call like it, or if it cannot be
- * read.
+ * 1 if thread @tid of process @tgid is past its system call @d: its
+ * syscall file shows it stopped in another call, or in none, or it is
+ * gone; 0 while it runs ("running": maybe still in that call) or is
+ * stopped in a call like it, or if it cannot be read.  Looked for under
+ * the process: a number reused by another process is not the thread.
  */
-static int thread_past(pid_t tid, const struct seccomp_data *d)
+static int thread_past(pid_t tgid, pid_t tid, const struct seccomp_data *d)
 {
 	unsigned long long a[6];
 	char path[64], buf[256];
@@ -134,10 +135,10 @@ static int thread_past(pid_t tid, const struct seccomp_data *d)
 	long nr;
 	int fd, i;
 
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)tgid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT;
 	got = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (got <= 0)
@@ -270,11 +271,11 @@ static void followup_end(struct followup *f, uint64_t at, int failed)
 static int followup_look(size_t i)
 {
 	struct followup *f = &fu.f[i];
-	int past = thread_past(f->tid, &f->d);
+	int past = thread_past(f->tgid, f->tid, &f->d);
 	struct mmkit__span *after;
 	int64_t now = now_ns();
 	uint64_t at;
-	ssize_t got = mmkit__vma_spans(f->tid, &after);
+	ssize_t got = mmkit__vma_spans(f->tgid, &after);
 
 	if (got < 0) {
 		followup_end(f, 0, 0);
