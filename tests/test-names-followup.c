@@ -40,6 +40,7 @@
 
 #include "harness.h"
 #include "mmkit.h"
+#include "names-check.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA		0x53564d41
@@ -62,14 +63,6 @@ static char *map(size_t pages, int flags)
 		exit(T_EXIT_FAIL);
 	}
 	return p;
-}
-
-static double seconds(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* Reads stdin until it is closed: the checker is done. */
@@ -206,68 +199,12 @@ static int timer_target(void)
 	return 0;
 }
 
-struct lookup {
-	unsigned long addr;
-	char name[MMKIT_NAME_MAX];
-	int found;
-};
-
-static int lookup_fn(const struct mmkit_region *r, void *arg)
-{
-	struct lookup *q = arg;
-
-	if (q->addr >= r->start && q->addr < r->end) {
-		memcpy(q->name, r->name, sizeof(q->name));
-		q->found = 1;
-	}
-	return 0;
-}
-
-/*
- * The name at @addr in process @pid must become @want: the supervisor
- * puts it there once it has seen the call done, soon after the call
- * returned (a bound of 10 s for a loaded machine, not a timing).
- */
-static void expect_name(pid_t pid, unsigned long addr, const char *want, const char *what)
-{
-	struct lookup q = { .addr = addr };
-	double t0 = seconds();
-	int ret;
-
-	while ((ret = mmkit_regions(pid, lookup_fn, &q)) == 0 && q.found && strcmp(q.name, want) &&
-	       seconds() - t0 < 10) {
-		usleep(10000);
-		q.found = 0;
-	}
-	if (ret || !q.found || strcmp(q.name, want))
-		T_FAIL("%s (pid %d, %#lx): '%s', expected '%s' (mmkit_regions: %d)", what, (int)pid,
-		       addr, q.found ? q.name : "(unmapped)", want, ret);
-}
-
 /* Runs mmkit run --names on this program's @role with a pipe to and from it. */
-static pid_t spawn(const char *mmkit, const char *self, const char *role, int *in, FILE **f)
+static pid_t run_role(const char *mmkit, const char *self, const char *role, int *in, FILE **f)
 {
 	const char *argv[] = { mmkit, "run", "--names", "--no-glibc-names", self, role, NULL };
-	int to[2], from[2];
-	pid_t run;
 
-	T_ASSERT(!pipe(to) && !pipe(from));
-	run = fork();
-	T_ASSERT(run >= 0);
-	if (!run) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	*in = to[1];
-	*f = fdopen(from[0], "r");
-	T_ASSERT(*f);
-	return run;
+	return spawn(argv, in, f);
 }
 
 /* Closes the program's stdin and expects mmkit to exit 0. */
@@ -287,7 +224,7 @@ static void stall(const char *mmkit, const char *self)
 	int in, a, ret;
 	char line[128];
 	FILE *f;
-	pid_t run = spawn(mmkit, self, "stall", &in, &f);
+	pid_t run = run_role(mmkit, self, "stall", &in, &f);
 
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "named %d %lx %d", &a, &v, &ret) != 3)
 		T_FAIL("the stall target did not start under mmkit run --names");
@@ -320,7 +257,7 @@ static void daemon_outlives(const char *mmkit, const char *self)
 	pid_t run, got;
 
 	T_ASSERT(!prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
-	run = spawn(mmkit, self, "daemon", &in, &f);
+	run = run_role(mmkit, self, "daemon", &in, &f);
 	while ((got = waitpid(run, &status, WNOHANG)) == 0 && seconds() - t0 < 30)
 		usleep(10000);
 	if (got != run)
@@ -392,7 +329,7 @@ static void one(const char *mmkit, const char *self, const char *role, const cha
 	int in, pid;
 	char line[128];
 	FILE *f;
-	pid_t run = spawn(mmkit, self, role, &in, &f);
+	pid_t run = run_role(mmkit, self, role, &in, &f);
 
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d %lx", &pid, &at) != 2)
 		T_FAIL("the %s target did not start under mmkit run --names", role);

@@ -33,6 +33,7 @@
 #include "harness.h"
 #include "mmkit.h"
 #include "names-registry.h"
+#include "names-check.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA		0x53564d41
@@ -386,65 +387,6 @@ static int target(const char *self)
 	waitpid(child, NULL, 0);
 	waitpid(execd, NULL, 0);
 	return 0;
-}
-
-/* The checker's side: the name mmkit_regions() gives the page at an address. */
-struct lookup {
-	unsigned long addr;
-	char name[sizeof(((struct mmkit_region *)0)->name)];
-	int found;
-	int others;		/* named regions other than @name, for the exec'd child */
-	const char *only;
-};
-
-static int lookup_fn(const struct mmkit_region *r, void *arg)
-{
-	struct lookup *q = arg;
-
-	if (q->only && (r->kind == MMKIT_REGION_ANON_NAMED || r->kind == MMKIT_REGION_REGISTRY) &&
-	    strcmp(r->name, q->only))
-		q->others++;
-	if (q->addr >= r->start && q->addr < r->end) {
-		memcpy(q->name, r->name, sizeof(q->name));
-		q->found = 1;
-	}
-	return 0;
-}
-
-static void expect_name(pid_t pid, unsigned long addr, const char *want, const char *what)
-{
-	struct lookup q = { .addr = addr };
-	const char *full = want ? want : "";
-	int ret = mmkit_regions(pid, lookup_fn, &q);
-
-	if (ret || !q.found || strcmp(q.name, full))
-		T_FAIL("%s (pid %d, %#lx): '%s', expected '%s' (mmkit_regions: %d)", what, (int)pid,
-		       addr, q.found ? q.name : "(unmapped)", full, ret);
-}
-
-/* Runs @argv with a pipe to and from it: *@in to write, *@f to read. */
-static pid_t spawn(const char *const argv[], int *in, FILE **f)
-{
-	int to[2], from[2];
-	pid_t run;
-
-	T_ASSERT(!pipe(to) && !pipe(from));
-	run = fork();
-	T_ASSERT(run >= 0);
-	if (!run) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	*in = to[1];
-	*f = fdopen(from[0], "r");
-	T_ASSERT(*f);
-	return run;
 }
 
 /* Runs the target (under mmkit run --names if @mmkit) and checks what it named. */
