@@ -174,6 +174,22 @@ static int spans_kept(const struct mmkit__span *a, size_t na, const struct mmkit
 	return 0;
 }
 
+/*
+ * Whether the VMA of @a holding @at reaches into [@start, @end): a range
+ * mapped beside what is left of the old one after a failed call, merged
+ * with it, rather than the VMA moved (which left the old range unmapped).
+ */
+static int spans_touch(const struct mmkit__span *a, size_t na, uint64_t at, uint64_t start,
+		       uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < na; i++)
+		if (a[i].start <= at && at < a[i].end)
+			return a[i].start < end && start < a[i].end;
+	return 0;
+}
+
 /* What an mremap() may do with the VMA. */
 enum remap { GROW_IN_PLACE, SHRINK, MAY_MOVE, FIXED, FIXED_KEEP_OLD, MOVE_KEEP_OLD, REFUSED,
 	     UNKNOWN };
@@ -203,14 +219,17 @@ static uint64_t remap_where(const struct followup *f, const struct mmkit__span *
 {
 	uint64_t old = f->old, old_len = f->old_len, new_len = f->new_len;
 	int moved = !spans_kept(after, na, f->before, f->nb, old, old + old_len);
+	uint64_t at;
 
 	/* Grown in place: the part after it is new, and the rest is still there. */
 	if ((f->how == GROW_IN_PLACE || f->how == MAY_MOVE) && new_len > old_len &&
 	    spans_new(after, na, f->before, f->nb, new_len - old_len) == old + old_len &&
 	    spans_cover(after, na, old, old + new_len))
 		return old;
-	if (f->how == MAY_MOVE && moved)
-		return spans_new(after, na, f->before, f->nb, new_len);
+	if (f->how == MAY_MOVE && moved) {
+		at = spans_new(after, na, f->before, f->nb, new_len);
+		return at && !spans_touch(after, na, at, old, old + old_len) ? at : 0;
+	}
 	if (f->how == FIXED && moved)
 		return spans_cover(after, na, f->to, f->to + new_len) ? f->to : 0;
 	/* The old range stays: only a destination unmapped before tells the call is done. */
