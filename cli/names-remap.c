@@ -99,7 +99,8 @@ static uint64_t spans_new(const struct mmkit__span *a, size_t na, const struct m
  * done.  The supervisor never waits for that: the call is a follow-up,
  * looked at from the poll loop (cli_names_followups()) between the
  * notifications it answers, every LOOK_FAST_NS for the first
- * FAST_FOR_NS, then every LOOK_SLOW_NS, until the thread is seen past the
+ * FAST_FOR_NS, then every LOOK_SLOW_NS, and when the thread makes its next
+ * call that comes here (one look), until the thread is seen past the
  * call or GIVE_UP_NS have passed (a thread that computes right after a
  * failed call is "running" for /proc/TID/syscall: maybe still in it).
  * PENDING_MAX follow-ups per process at most: past that, the names of
@@ -319,18 +320,13 @@ static int followup_look(size_t i)
 	return 0;
 }
 
-size_t cli_names_followups_open(void)
-{
-	return fu.n;
-}
-
-int cli_names_followups(pid_t tgid)
+int cli_names_followups(pid_t tid)
 {
 	int64_t now = now_ns(), wait = -1;
 	size_t i;
 
 	for (i = 0; i < fu.n;)
-		if ((tgid ? fu.f[i].tgid != tgid : fu.f[i].next > now) || !followup_look(i))
+		if ((tid ? fu.f[i].tid != tid : fu.f[i].next > now) || !followup_look(i))
 			i++;
 	now = now_ns();
 	for (i = 0; i < fu.n; i++)

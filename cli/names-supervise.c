@@ -318,14 +318,15 @@ void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp
 	char name[MMKIT_NAME_MAX];
 	uint64_t start, end, uname = req->data.args[4];
 	struct proc *p;
-	pid_t ppid, tgid;
 	int ret = 0;
 
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
-	/* The process's mremap() calls first: their names are where the calls left them. */
-	if (cli_names_followups_open() && (tgid = tgid_of(req->pid, &ppid)) > 0)
-		cli_names_followups(tgid);
+	/*
+	 * The thread's own mremap() first: stopped here, it is past that
+	 * call, and its names are where the call left them.
+	 */
+	cli_names_followups(req->pid);
 	if (req->data.nr == __NR_mremap) {
 		cli_names_mremap(req, resp, sv.listener);
 		return;

@@ -28,7 +28,5 @@ void cli_names_proc_install(struct proc *p, uint64_t id);
 
 /* Answers the mremap() @req in @resp on @listener (CONTINUE), following it if it moves names. */
 void cli_names_mremap(struct seccomp_notif *req, struct seccomp_notif_resp *resp, int listener);
-/* How many mremap() calls are followed now. */
-size_t cli_names_followups_open(void);
 
 #endif
