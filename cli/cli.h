@@ -60,6 +60,11 @@ struct seccomp_notif;
 struct seccomp_notif_resp;
 int cli_names_supervisor(int listener);
 void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp);
+/*
+ * Looks at the mremap() calls followed whose time has come (or at that of
+ * thread @tid if not 0); the ms until the next look, or -1 if none.
+ */
+int cli_names_followups(pid_t tid);
 
 /* Prints "mmkit: " and the formatted message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,11 +11,14 @@
  * thread and process the program makes, across exec.  This process passes
  * SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 on, ignores the SIGINT and SIGQUIT a
  * terminal sends the program too, and exits with the program's status (or
- * dies of its signal).  If it dies first, the kernel answers the calls that
- * would have come here with ENOSYS, and the program goes on.
+ * dies of its signal), leaving a supervisor to the processes the program
+ * left running (survivors_supervise()).  If it is killed, the kernel
+ * answers the calls that would have come here with ENOSYS, and the
+ * program goes on.
  *
  * Where the kernel names VMAs, none of this happens: the program is run
- * as without --names and the kernel names.
+ * as without --names and the kernel names.  Nor under a supervisor
+ * already (a nested mmkit run --names): the outer one names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,10 +29,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -40,12 +45,19 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mmkit.h"
 #include "names.h"
 
 #if defined(__x86_64__) && !defined(__ILP32__)
 #define NATIVE_ARCH	AUDIT_ARCH_X86_64
 #elif defined(__aarch64__) && !defined(__ILP32__)
 #define NATIVE_ARCH	AUDIT_ARCH_AARCH64
+#endif
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define FLAG_WAIT_KILLABLE_RECV	(1UL << 5)
+#else
+#define FLAG_WAIT_KILLABLE_RECV	SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #endif
 
 /* Like env(1): the program could not be found, or not be run. */
@@ -70,11 +82,13 @@ struct insn {
 
 /*
  * Installs the filter, returning its listener or -errno.  To user
- * notification: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) of this
- * architecture only: nothing else, so that processes that outlive this
- * one (whose notified calls then fail with ENOSYS) can still fork and
- * execute.  Everything else is allowed by the filter itself; its verdict depends on the call number
- * alone, which Linux 5.11+ caches.  prctl's option is an int (the kernel
+ * notification: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, ...) and mremap()
+ * (names follow it) of this architecture only: nothing else, so that
+ * processes that outlive this one (whose notified calls then fail with
+ * ENOSYS) can still fork and execute.  Everything else is allowed by the
+ * filter itself: arch and call number are checked before any argument is
+ * loaded, so the verdict for every other call depends on the call number
+ * alone, which Linux 5.11+ caches (the BPF program does not run for them).  prctl's option is an int (the kernel
  * reads the low 32 bits only), PR_SET_VMA_ANON_NAME an unsigned long (all
  * 64).  Calls of another ABI (32-bit programs) are allowed: the kernel
  * answers them itself.
@@ -85,7 +99,8 @@ static int filter_install(void)
 		LD(offsetof(struct seccomp_data, arch)),
 		JEQ(NATIVE_ARCH, NEXT, ALLOW),
 		LD(offsetof(struct seccomp_data, nr)),
-		JEQ(__NR_prctl, PRCTL, ALLOW),
+		JEQ(__NR_prctl, PRCTL, NEXT),
+		JEQ(__NR_mremap, NOTIFY, ALLOW),
 		{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)), NEXT, NEXT, PRCTL },
 		JEQ(PR_SET_VMA, NEXT, ALLOW),
 		LD(ARG_LO(1)),
@@ -111,8 +126,25 @@ static int filter_install(void)
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
+	/*
+	 * SPEC_ALLOW (4.17): a filter that is no sandbox must not turn on the
+	 * speculation mitigations seccomp otherwise forces on the program
+	 * where the kernel is booted with spec_store_bypass_disable=seccomp
+	 * (the x86 default before 5.16), which slow its own code too.
+	 */
 	listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
-				SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+				SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_SPEC_ALLOW |
+				FLAG_WAIT_KILLABLE_RECV, &prog);
+	/*
+	 * WAIT_KILLABLE_RECV (5.19): once the supervisor has a call, only a
+	 * fatal signal ends the caller's wait, else each signal (a program's
+	 * timer) makes it call again, and the supervisor's answer is lost.
+	 * Before 5.19, EINVAL: without it.
+	 */
+	if (listener < 0 && errno == EINVAL)
+		listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+					SECCOMP_FILTER_FLAG_NEW_LISTENER |
+					SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog);
 	return listener < 0 ? -errno : listener;
 }
 #else
@@ -171,7 +203,11 @@ static int fd_recv(int s)
 /* Signals passed on to the program; a terminal sends SIGINT and SIGQUIT to it itself. */
 static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
 
-/* Answers the program's naming calls on @listener until @child ends; its wait status. */
+/*
+ * Answers the program's naming calls on @listener until @child ends; its
+ * wait status.  With no @child (0): until no task uses the filter any
+ * more (the listener reports POLLHUP), for the processes left running.
+ */
 static int supervise(int listener, pid_t child, int sigfd)
 {
 	struct seccomp_notif_sizes sizes = { 0 };
@@ -188,14 +224,21 @@ static int supervise(int listener, pid_t child, int sigfd)
 	resp = calloc(1, sizes.seccomp_notif_resp > sizeof(*resp) ? sizes.seccomp_notif_resp :
 			 sizeof(*resp));
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		/* mremap() follow-ups are looked at between the calls answered, never waited for. */
+		if (poll(pfd, child ? 2 : 1, cli_names_followups(0)) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (child && pfd[1].revents && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 				if ((int)si.ssi_signo == forwarded[i])
 					kill(child, forwarded[i]);
 			if (waitpid(child, &status, WNOHANG) == child)
 				break;
+		}
+		/* No task uses the filter: no call can come any more. */
+		if ((pfd[0].revents & (POLLIN | POLLHUP)) == POLLHUP) {
+			if (!child)
+				break;
+			pfd[0].fd = -1;
 		}
 		/* Without memory for a request, the program's calls wait for it: none is lost. */
 		if (!(pfd[0].revents & POLLIN) || !req || !resp)
@@ -209,6 +252,40 @@ static int supervise(int listener, pid_t child, int sigfd)
 	free(req);
 	free(resp);
 	return status;
+}
+
+/*
+ * The program's direct child has ended, processes it made may still run
+ * (daemons): their naming calls and mremap() still come to @listener, and
+ * would get ENOSYS without a supervisor.  A supervisor of their own,
+ * detached (a session of its own, standard streams on /dev/null, in /, the
+ * signal mask of mmkit's caller), keeps the listener and the registries
+ * until no task uses the filter, while mmkit exits with the program's
+ * status at once.  If it cannot be made, they get ENOSYS, as before.
+ */
+static void survivors_supervise(int listener, int sigfd, const sigset_t *old)
+{
+	struct pollfd pfd = { listener, POLLIN, 0 };
+	int fd;
+
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP)) == POLLHUP)
+		return;
+	if (fork())
+		return;
+	close(sigfd);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	setsid();
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	if (chdir("/"))
+		_exit(CLI_EXIT_FAIL);
+	supervise(listener, 0, -1);
+	_exit(0);
 }
 
 /* In the child: the filter, its listener to the parent, then the program. */
@@ -248,6 +325,50 @@ static int exit_as(int status)
 	return CLI_EXIT_FAIL;
 }
 
+#define PROBE_NAME	"mmkit-nested-probe"
+
+struct probe {
+	unsigned long addr;
+	int found;
+};
+
+static int probe_fn(const struct mmkit_region *r, void *arg)
+{
+	struct probe *q = arg;
+
+	if (q->addr >= r->start && q->addr < r->end && r->kind == MMKIT_REGION_REGISTRY &&
+	    !strcmp(r->name, PROBE_NAME))
+		q->found = 1;
+	return 0;
+}
+
+/*
+ * Whether this process runs under a supervisor already (mmkit run --names
+ * in mmkit run --names), asked with a raw prctl(PR_SET_VMA_ANON_NAME) (a
+ * preload may fake libc's prctl()): 1 if it answers 0 and the registry the
+ * outer supervisor installed here holds the name; 0 if it fails (no
+ * supervisor: this one is to be); -EPROTO if it answers 0 and names
+ * nothing (a seccomp filter answering 0 for it: names would be lost).
+ */
+static int outer_supervisor(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct probe q = { 0 };
+	char *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (p == MAP_FAILED)
+		return 0;
+	q.addr = (unsigned long)(uintptr_t)p;
+	ret = syscall(SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, page, PROBE_NAME) ? 0 : 1;
+	if (ret && (mmkit_regions(getpid(), probe_fn, &q) || !q.found))
+		ret = -EPROTO;
+	if (ret > 0)
+		syscall(SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, page, NULL);
+	munmap(p, page);
+	return ret;
+}
+
 int cli_names_run(char **argv)
 {
 	sigset_t mask, old;
@@ -256,9 +377,24 @@ int cli_names_run(char **argv)
 	pid_t child;
 	size_t i;
 
-	/* The kernel names VMAs: it does the work, the program runs as it would. */
+	/*
+	 * The kernel names VMAs: it does the work, the program runs as it
+	 * would.  Already under a supervisor (mmkit run --names in mmkit run
+	 * --names): that one gets the program's calls too, through the filter
+	 * the program inherits, and keeps its names in the same registries; a
+	 * second filter could not have a listener anyway (EBUSY).
+	 */
 	if (!mmkit__kernel_names())
 		return -1;
+	status = outer_supervisor();
+	if (status > 0)
+		return -1;
+	if (status < 0) {
+		cli_error("run: --names: prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME) answers 0 here but "
+			  "names nothing, not even in a supervisor's registry (a seccomp filter or "
+			  "other tool answering for the kernel?): the program's names would be lost");
+		return CLI_EXIT_FAIL;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)) {
 		cli_error("run: --names: %s", strerror(errno));
 		return CLI_EXIT_FAIL;
@@ -307,6 +443,7 @@ int cli_names_run(char **argv)
 	}
 	close(sp[0]);
 	status = supervise(listener, child, sigfd);
+	survivors_supervise(listener, sigfd, &old);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return exit_as(status);
 }

@@ -33,6 +33,7 @@
  *    descriptor itself (closefrom) loses its names the same way.
  *  - processes that are gone: their registries are dropped when the
  *    number of registries has doubled since the last look.
+ *  - mremap: sent here too; the names follow the VMA (names-remap.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -54,19 +56,12 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "names.h"
-
-/* One process named for: its registry and where it is installed in the process. */
-struct proc {
-	pid_t tgid;
-	int target_fd;		/* the registry's number in the process, -1: not installed */
-	dev_t dev;		/* the file installed there */
-	ino_t ino;
-	struct mmkit__registry reg;
-};
+#include "names-supervise.h"
 
 static struct {
 	int listener;
@@ -279,8 +274,7 @@ static struct proc *proc_get(pid_t tid)
 	return p ? p : proc_new(tgid, ppid);
 }
 
-/* Puts @p's registry into its process, if not there: after it was made or moved (grown). */
-static void proc_install(struct proc *p, uint64_t id)
+void cli_names_proc_install(struct proc *p, uint64_t id)
 {
 	struct seccomp_notif_addfd add = { .id = id, .newfd_flags = O_CLOEXEC };
 	struct stat st;
@@ -310,7 +304,15 @@ static void proc_install(struct proc *p, uint64_t id)
 	p->ino = st.st_ino;
 }
 
-/* Handles one notification: a naming call of the program. */
+struct proc *cli_names_proc_named(pid_t tid)
+{
+	pid_t ppid, tgid = tgid_of(tid, &ppid);
+	struct proc *p = tgid > 0 ? proc_find(tgid) : NULL;
+
+	return p && p->reg.t.n && fd_is_file(tgid, p->target_fd, p->dev, p->ino) ? p : NULL;
+}
+
+/* Handles one notification: a naming call of the program, or an mremap(). */
 void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
 	char name[MMKIT_NAME_MAX];
@@ -320,6 +322,15 @@ void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp
 
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
+	/*
+	 * The thread's own mremap() first: stopped here, it is past that
+	 * call, and its names are where the call left them.
+	 */
+	cli_names_followups(req->pid);
+	if (req->data.nr == __NR_mremap) {
+		cli_names_mremap(req, resp, sv.listener);
+		return;
+	}
 	if (uname)
 		ret = name_read(req->pid, uname, name);
 	/* The thread may have died and its number be reused while we read: check after. */
@@ -344,7 +355,7 @@ void cli_names_answer(struct seccomp_notif *req, struct seccomp_notif_resp *resp
 		if (ret && ret != -EBADF)
 			ret = -ENOMEM;
 		if (p)
-			proc_install(p, req->id);
+			cli_names_proc_install(p, req->id);
 	}
 	resp->error = ret;
 	ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SEND, resp);

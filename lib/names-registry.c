@@ -61,14 +61,6 @@
 static struct mmkit__registry self = MMKIT__REGISTRY_INIT;
 static int atfork_state;		/* mmkit__atfork_register()'s */
 
-/* A VMA of /proc/self/maps: whether the kernel would name it. */
-struct span {
-	uint64_t start;
-	uint64_t end;
-	int nameable;
-};
-
-
 /*
  * Names [start, end) @name (NULL: no name) in the sorted array @e of *@n
  * entries, which has room for 2 more: trims or splits the entries it
@@ -150,7 +142,7 @@ static size_t table_merge(struct mmkit__name_range *e, size_t n)
 }
 
 /* Keeps of @t only what lies in nameable VMAs of @v: names of unmapped ranges go. */
-static int table_clip(struct mmkit__name_table *t, const struct span *v, size_t nv)
+static int table_clip(struct mmkit__name_table *t, const struct mmkit__span *v, size_t nv)
 {
 	struct mmkit__name_range *e;
 	size_t i = 0, j = 0, k = 0;
@@ -201,7 +193,8 @@ static int vsyscall(const struct mmkit__vma *v)
 static int vma_nameable(const struct mmkit__vma *v, int after_kernel)
 {
 	return !v->path_len || v->path[0] == '[' ||
-	       (mmkit__vma_anon_shmem(v) && !after_kernel) || mmkit__vma_refpage(v);
+	       ((mmkit__vma_anon_shmem(v) || mmkit__vma_memfd(v)) && !after_kernel) ||
+	       mmkit__vma_refpage(v);
 }
 
 /*
@@ -237,7 +230,7 @@ static int vma_open(struct vma_iter *it, pid_t tid, int after_kernel)
 }
 
 /* The first VMA ending after @addr into @s: 1, or 0 if there is none.  @addr only rises. */
-static int vma_next(struct vma_iter *it, uint64_t addr, struct span *s)
+static int vma_next(struct vma_iter *it, uint64_t addr, struct mmkit__span *s)
 {
 	const char *line, *eol;
 	struct procmap_query q;
@@ -265,8 +258,11 @@ static int vma_next(struct vma_iter *it, uint64_t addr, struct span *s)
 			v.path = it->name;
 			v.path_len = q.vma_name_size ? q.vma_name_size - 1 : 0;
 			v.perms[3] = q.vma_flags & PROCMAP_QUERY_VMA_SHARED ? 's' : 'p';
+			v.dev_major = q.dev_major;
+			v.dev_minor = q.dev_minor;
 			s->nameable = !q.inode || mmkit__vma_refpage(&v) ||
-				      (mmkit__vma_anon_shmem(&v) && !it->after_kernel);
+				      ((mmkit__vma_anon_shmem(&v) || mmkit__vma_memfd(&v)) &&
+				       !it->after_kernel);
 			return 1;
 		}
 		if (ret != -ENOTTY)
@@ -285,11 +281,11 @@ static int vma_next(struct vma_iter *it, uint64_t addr, struct span *s)
 }
 
 /* All the VMAs of process @tid (0: this one), for pruning the registry. */
-static ssize_t read_spans(pid_t tid, struct span **out)
+ssize_t mmkit__vma_spans(pid_t tid, struct mmkit__span **out)
 {
 	struct mmkit__lines maps;
 	const char *line, *eol;
-	struct span *s = NULL, *bigger;
+	struct mmkit__span *s = NULL, *bigger;
 	size_t n = 0, cap = 0;
 	struct mmkit__vma v;
 	char path[64];
@@ -390,13 +386,13 @@ static int registry_set(struct mmkit__registry *r, uint64_t start, uint64_t end,
  */
 static void registry_prune(struct mmkit__registry *r, pid_t tid)
 {
-	struct span *v = NULL;
+	struct mmkit__span *v = NULL;
 	size_t room = r->t.n + 1;
 	ssize_t nv;
 
 	if (r->t.n < r->prune_at)
 		return;
-	nv = read_spans(tid, &v);
+	nv = mmkit__vma_spans(tid, &v);
 	if (nv < 0)
 		return;
 	room += (size_t)nv;
@@ -421,7 +417,7 @@ static int registry_walk(struct mmkit__registry *r, pid_t tid, uint64_t start, u
 	struct vma_iter it;
 	uint64_t cur = start, to;
 	int ret, found, unmapped = 0;
-	struct span s = { 0, 0, 0 };
+	struct mmkit__span s = { 0, 0, 0 };
 
 	/*
 	 * Before this process's first memfd is made, and not under its lock
@@ -560,40 +556,106 @@ int mmkit__registry_named(void)
 	return __atomic_load_n(&self.used, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * The entries of @r over [@from, @from + @keep), clipped to it, with
+ * offsets from @from, into *@moved (malloc'ed, NULL if none); then the
+ * names of [@from, @from + @len) go.  How many, or -errno.  Lock held.
+ */
+static ssize_t registry_take(struct mmkit__registry *r, uint64_t from, uint64_t len,
+			     uint64_t keep, struct mmkit__name_range **moved)
+{
+	size_t i, j, n = 0;
+	int ret;
+
+	*moved = NULL;
+	for (i = 0; i < r->t.n && keep && r->t.e[i].start < from + keep; i++)
+		n += r->t.e[i].end > from;
+	if (n) {
+		*moved = mmkit__calloc(n, sizeof(**moved));
+		if (!*moved)
+			return -ENOMEM;
+	}
+	for (i = 0, j = 0; j < n; i++) {
+		if (r->t.e[i].end <= from)
+			continue;
+		(*moved)[j] = r->t.e[i];
+		(*moved)[j].start = ((*moved)[j].start > from ? (*moved)[j].start : from) - from;
+		(*moved)[j].end = ((*moved)[j].end < from + keep ? (*moved)[j].end : from + keep) -
+				  from;
+		j++;
+	}
+	ret = len ? registry_set(r, from, from + len, NULL) : 0;
+	if (ret) {
+		free(*moved);
+		*moved = NULL;
+	}
+	return ret ? ret : (ssize_t)n;
+}
+
+/*
+ * Puts the @n entries @moved (offsets) at @to, over [@to, @to + @span)
+ * whose stale names go first.  Lock held.
+ */
+static int registry_put(struct mmkit__registry *r, uint64_t to, uint64_t span,
+			const struct mmkit__name_range *moved, size_t n)
+{
+	size_t i;
+	int ret = span ? registry_set(r, to, to + span, NULL) : 0;
+
+	for (i = 0; !ret && i < n; i++)
+		ret = registry_set(r, to + moved[i].start, to + moved[i].end, moved[i].name);
+	return ret;
+}
+
 int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to)
 {
-	struct mmkit__name_range *moved = NULL;
-	size_t i, j, n = 0;
-	int ret = 0;
+	struct mmkit__name_range *moved;
+	ssize_t n;
+	int ret;
 
 	if (!mmkit__registry_named())
 		return 0;
 	pthread_mutex_lock(&self.lock);
-	/* The entries over [from, from + keep), clipped to it: what moves (sorted by start). */
-	for (i = 0; i < self.t.n && keep && self.t.e[i].start < from + keep; i++)
-		n += self.t.e[i].end > from;
-	if (n) {
-		moved = mmkit__calloc(n, sizeof(*moved));
-		if (!moved)
-			ret = -ENOMEM;
-	}
-	for (i = 0, j = 0; moved && j < n; i++) {
-		if (self.t.e[i].end <= from)
-			continue;
-		moved[j] = self.t.e[i];
-		moved[j].start = (moved[j].start > from ? moved[j].start : from) - from + to;
-		moved[j].end = (moved[j].end < from + keep ? moved[j].end : from + keep) - from + to;
-		j++;
-	}
-	if (!ret)
-		ret = registry_set(&self, from, from + len, NULL);
+	n = registry_take(&self, from, len, keep, &moved);
 	/* Whatever stale name the destination had (a plain munmap's) goes too. */
-	if (!ret && keep)
-		ret = registry_set(&self, to, to + keep, NULL);
-	for (i = 0; !ret && i < n; i++)
-		ret = registry_set(&self, moved[i].start, moved[i].end, moved[i].name);
+	ret = n < 0 ? (int)n : registry_put(&self, to, keep, moved, (size_t)n);
 	free(moved);
 	mmkit__names_memfd_snapshot(&self.memfd, &self.t);
 	pthread_mutex_unlock(&self.lock);
+	return ret;
+}
+
+ssize_t mmkit__registry_take(struct mmkit__registry *r, uint64_t from, uint64_t len,
+			     uint64_t keep, struct mmkit__name_range **moved)
+{
+	ssize_t n;
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	n = registry_take(r, from, len, keep, moved);
+	/* Room for the entries put back later: no new memfd is needed then. */
+	/* Each registry_set() of put adds 2 entries at most: the clear, n entries, a grown part. */
+	ret = n < 0 ? 0 : table_room(r, r->t.n + 2 * (size_t)n + 8);
+	if (!ret && n >= 0)
+		ret = mmkit__names_memfd_ready(&r->memfd, &r->t, r->t.n + 2 * (size_t)n + 8);
+	mmkit__names_memfd_snapshot(&r->memfd, &r->t);
+	pthread_mutex_unlock(&r->lock);
+	if (ret) {
+		free(*moved);
+		*moved = NULL;
+		return ret;
+	}
+	return n;
+}
+
+int mmkit__registry_put(struct mmkit__registry *r, uint64_t to, uint64_t span,
+			const struct mmkit__name_range *moved, size_t n)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = registry_put(r, to, span, moved, n);
+	mmkit__names_memfd_snapshot(&r->memfd, &r->t);
+	pthread_mutex_unlock(&r->lock);
 	return ret;
 }

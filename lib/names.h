@@ -154,6 +154,26 @@ void mmkit__registry_release(struct mmkit__registry *r);
  * names are then as they were, or partly moved).
  */
 int mmkit__registry_moved(uint64_t from, uint64_t len, uint64_t keep, uint64_t to);
+/*
+ * For a supervisor following a process's mremap() in registry @r, in two
+ * steps around the call: take copies the names of [@from, @from + @keep)
+ * into *@moved (offsets from @from: malloc'ed, NULL if none) and drops
+ * those of [@from, @from + @len), making room for the names put back
+ * (the memfd is not replaced by put); how many, or -errno.  put names
+ * [@to, @to + @span) with nothing but the @n entries @moved at @to.
+ */
+ssize_t mmkit__registry_take(struct mmkit__registry *r, uint64_t from, uint64_t len,
+			     uint64_t keep, struct mmkit__name_range **moved);
+int mmkit__registry_put(struct mmkit__registry *r, uint64_t to, uint64_t span,
+			const struct mmkit__name_range *moved, size_t n);
+/* A VMA: whether the kernel would name it. */
+struct mmkit__span {
+	uint64_t start;
+	uint64_t end;
+	int nameable;
+};
+/* All the VMAs of process @tid (0: this one) into *@out (malloc'ed); how many, or -errno. */
+ssize_t mmkit__vma_spans(pid_t tid, struct mmkit__span **out);
 /* 1 if this process ever stored a name in the registry: only then can there be one to clear. */
 int mmkit__registry_named(void);
 /* A malloc'ed copy of this process's registry entries; how many, or -errno. */

@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <linux/ioctl.h>
 #include <linux/magic.h>
 
@@ -197,6 +201,70 @@ int mmkit__vma_path_is(const struct mmkit__vma *v, const char *s)
 int mmkit__vma_anon_shmem(const struct mmkit__vma *v)
 {
 	return v->perms[3] == 's' && mmkit__vma_path_is(v, "/dev/zero (deleted)");
+}
+
+/*
+ * The device of the kernel's internal tmpfs (where memfds live) in
+ * *@major, *@minor, if the kernel names memfd mappings (6.2+): 1, else 0.
+ * Cached once known; a memfd that cannot be made now is asked again.
+ */
+static int memfd_dev(unsigned int *major, unsigned int *minor)
+{
+	static unsigned int dev[2];
+	static int known;	/* 1: dev holds it; -1: before 6.2 */
+	unsigned long long a = 0, b = 0;
+	struct utsname u;
+	const char *p;
+	struct stat st;
+	int k = __atomic_load_n(&known, __ATOMIC_ACQUIRE), fd;
+
+	if (!k) {
+		if (uname(&u))
+			return 0;
+		p = parse_dec(u.release, u.release + sizeof(u.release), &a);
+		if (!p || *p != '.' || !parse_dec(p + 1, u.release + sizeof(u.release), &b))
+			return 0;
+		if (a < 6 || (a == 6 && b < 2)) {
+			__atomic_store_n(&known, -1, __ATOMIC_RELEASE);
+			return 0;
+		}
+		fd = sys_memfd_create("mmkit-probe", MFD_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		k = !sys_fstat(fd, &st);
+		sys_close(fd);
+		if (!k)
+			return 0;
+		__atomic_store_n(&dev[0], major(st.st_dev), __ATOMIC_RELAXED);
+		__atomic_store_n(&dev[1], minor(st.st_dev), __ATOMIC_RELAXED);
+		__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+	}
+	*major = __atomic_load_n(&dev[0], __ATOMIC_RELAXED);
+	*minor = __atomic_load_n(&dev[1], __ATOMIC_RELAXED);
+	return k > 0;
+}
+
+/*
+ * 1 if @v maps a memfd (not a hugetlbfs one) where the kernel names it:
+ * since 6.2 shmem_mmap() gives the mapping of a tmpfs file unlinked when
+ * it is mapped the vm_ops of anonymous shared memory, which
+ * madvise_vma_anon_name() names, private or shared.  A memfd never has a
+ * link (vfs_link() refuses a file of no link that is not O_TMPFILE's), so
+ * every mapping of one qualifies.  It is told by its path and the device
+ * of the kernel's internal tmpfs (a file named /memfd:... elsewhere, or a
+ * hugetlbfs memfd, is on another).  Other tmpfs files unlinked when mapped
+ * (O_TMPFILE, or unlinked then mapped) cannot be told from files unlinked
+ * after: /proc shows "(deleted)" for both; they stay refused (EBADF).
+ */
+int mmkit__vma_memfd(const struct mmkit__vma *v)
+{
+	static const char pre[] = "/memfd:", post[] = " (deleted)";
+	unsigned int major, minor;
+
+	return v->path_len > sizeof(pre) + sizeof(post) - 2 &&
+	       !memcmp(v->path, pre, sizeof(pre) - 1) &&
+	       !memcmp(v->path + v->path_len - (sizeof(post) - 1), post, sizeof(post) - 1) &&
+	       memfd_dev(&major, &minor) && v->dev_major == major && v->dev_minor == minor;
 }
 
 int mmkit__vma_refpage(const struct mmkit__vma *v)

@@ -56,6 +56,11 @@ int mmkit__vma_parse(const char *line, const char *eol, struct mmkit__vma *v);
 int mmkit__vma_path_is(const struct mmkit__vma *v, const char *s);
 /* 1 if @v is MAP_SHARED | MAP_ANONYMOUS memory: shmem shown as "/dev/zero (deleted)". */
 int mmkit__vma_anon_shmem(const struct mmkit__vma *v);
+/*
+ * 1 if @v maps a memfd (not of hugetlbfs) and the kernel names memfd
+ * mappings (6.2+: as anonymous shared memory).
+ */
+int mmkit__vma_memfd(const struct mmkit__vma *v);
 
 /* The name of the memfd backend's pattern files (refpage-memfd.c). */
 #define MMKIT__REFPAGE_MEMFD_NAME	"mmkit-refpage"

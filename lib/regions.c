@@ -387,15 +387,16 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 }
 
 /*
- * Whether registry names apply to @v: anonymous memory where the kernel
- * does not name VMAs (where it does, a name the registry still has for
+ * Whether registry names apply to @v: anonymous memory (memfds on 6.2+
+ * too: mmkit__vma_memfd()) where the kernel does not name VMAs (where it does, a name the registry still has for
  * anonymous memory is out of date), reference pages of a file always.
  */
 static int registry_applies(const struct mmkit__vma *v)
 {
 	if (mmkit__vma_refpage(v))
 		return 1;
-	return mmkit__kernel_names() && (!v->path_len || mmkit__vma_anon_shmem(v));
+	return mmkit__kernel_names() &&
+	       (!v->path_len || mmkit__vma_anon_shmem(v) || mmkit__vma_memfd(v));
 }
 
 static int emit_vma(struct walk *w, const struct mmkit__vma *v, struct part *vma)

@@ -8,8 +8,21 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 
 #include "names.h"
+
+/*
+ * 1 if the kernel is 6.2 or later: it maps a memfd as anonymous shared
+ * memory, which it names (and so does the registry where it cannot).
+ */
+static inline int kernel_names_memfd(void)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &a, &b) == 2 && (a > 6 || (a == 6 && b >= 2));
+}
 
 /* The registry descriptor of this process, -1 if none. */
 static inline int registry_fd(void)

@@ -33,6 +33,7 @@
 #include "harness.h"
 #include "mmkit.h"
 #include "names-registry.h"
+#include "names-check.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA		0x53564d41
@@ -62,6 +63,7 @@ static char *map(size_t pages)
 }
 
 static int failed;
+
 
 #define EXPECT(call, want) do {							\
 	int got_ = (call);							\
@@ -188,11 +190,93 @@ static int orphan_target(void)
 	return 0;
 }
 
+static char *remap(void *old, size_t old_len, size_t new_len, int flags, void *to)
+{
+	char *p = (char *)syscall(SYS_mremap, old, old_len, new_len, flags, to);
+
+	if (p == MAP_FAILED) {
+		perror("mremap");
+		exit(T_EXIT_FAIL);
+	}
+	return p;
+}
+
+/* Maps @pages anonymous pages at @at again (its old mapping gone): a stale name must not show. */
+static void map_again(char *at, size_t pages)
+{
+	if (mmap(at, pages * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		 -1, 0) != at) {
+		perror("mmap again");
+		exit(T_EXIT_FAIL);
+	}
+}
+
+/*
+ * mremap() with raw system calls: grown in place, shrunk, moved
+ * (MREMAP_MAYMOVE), to a fixed address, with MREMAP_DONTUNMAP; where the
+ * old memory went, anonymous memory is mapped again.  Then glibc's
+ * realloc() of a large block (mremap_chunk()).  Says where, then waits.
+ */
+static int mremap_target(void)
+{
+	char *g = map(8), *s = map(4), *m = map(3), *f = map(2), *dst = map(2), *d = map(2);
+	char *v = map(3), *plain = map(2), *over = map(2), *m2, *d2, *w, *x, *big2, c;
+	char *big = malloc(1 << 20);
+
+	munmap(g + 4 * page, 4 * page);
+	EXPECT(name(g, 4 * page, "grown"), 0);
+	remap(g, 4 * page, 6 * page, 0, NULL);
+	EXPECT(name(s, 4 * page, "shrunk"), 0);
+	remap(s, 4 * page, 2 * page, 0, NULL);
+	map_again(s + 2 * page, 2);
+	/* A PROT_NONE page after it: it cannot grow in place, it moves. */
+	EXPECT(name(m, 2 * page, "moved"), 0);
+	mprotect(m + 2 * page, page, PROT_NONE);
+	m2 = remap(m, 2 * page, 4 * page, MREMAP_MAYMOVE, NULL);
+	map_again(m, 2);
+	EXPECT(name(f, 2 * page, "fixed"), 0);
+	EXPECT(name(dst, 2 * page, "replaced"), 0);
+	remap(f, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	map_again(f, 2);
+	/* Memory of no name moved over named memory: no name there after. */
+	EXPECT(name(over, 2 * page, "overwritten"), 0);
+	remap(plain, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_FIXED, over);
+	EXPECT(name(d, 2 * page, "dontunmap"), 0);
+	d2 = remap(d, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
+	/*
+	 * A failed call (no room to grow in place), then memory of the size of
+	 * the growth and of the grown VMA mapped: neither is the VMA, neither
+	 * gets its name.
+	 */
+	EXPECT(name(v, 2 * page, "stays"), 0);
+	mprotect(v + 2 * page, page, PROT_NONE);
+	if (syscall(SYS_mremap, v, 2 * page, 4 * page, 0) != -1 || errno != ENOMEM)
+		return T_EXIT_FAIL;
+	w = map(2);
+	x = map(4);
+	big2 = realloc(big, 8 << 20);
+	if (failed || !big2)
+		return T_EXIT_FAIL;
+	printf("ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx\n", (int)getpid(),
+	       (unsigned long)(uintptr_t)over, (unsigned long)(uintptr_t)v, (unsigned long)(uintptr_t)w,
+	       (unsigned long)(uintptr_t)x,
+	       (unsigned long)(uintptr_t)g, (unsigned long)(uintptr_t)s,
+	       (unsigned long)(uintptr_t)m, (unsigned long)(uintptr_t)m2,
+	       (unsigned long)(uintptr_t)f, (unsigned long)(uintptr_t)dst,
+	       (unsigned long)(uintptr_t)d, (unsigned long)(uintptr_t)d2,
+	       (unsigned long)(uintptr_t)big2);
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	free(big2);
+	return 0;
+}
+
 /* The target: the calls, then "ready" and the addresses, then waits for stdin to close. */
 static int target(const char *self)
 {
 	char *a = map(4), *l = map(1), *h = map(3), *pp = map(3), *t = map(THREADS), *c = map(2);
-	char long79[80], long80[81], long200[201], xbuf[64];
+	char *mf, long79[80], long80[81], long200[201], xbuf[64];
 	int go[2], back[2], ex[2], i, tmp;
 	pthread_t th[THREADS];
 	pid_t child, execd, self_pid = getpid();
@@ -235,6 +319,14 @@ static int target(const char *self)
 	if (f == MAP_FAILED)
 		return T_EXIT_FAIL;
 	EXPECT(name(f, page, "file"), -EBADF);
+	/* A memfd: anonymous shared memory to the kernel since 6.2, which names it. */
+	tmp = memfd_create("test-names", MFD_CLOEXEC);
+	if (tmp < 0 || ftruncate(tmp, (off_t)page))
+		return T_EXIT_FAIL;
+	mf = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, tmp, 0);
+	if (mf == MAP_FAILED)
+		return T_EXIT_FAIL;
+	EXPECT(name(mf, page, "memfd"), kernel_names_memfd() ? 0 : -EBADF);
 
 	for (i = 0; i < THREADS; i++)
 		if (pthread_create(&th[i], NULL, thread_fn, t + i * page))
@@ -285,8 +377,8 @@ static int target(const char *self)
 	xbuf[i] = '\0';
 	if (failed)
 		return T_EXIT_FAIL;
-	printf("ready %d %d %d %lx %lx %lx %lx %lx %lx %s", (int)getpid(), (int)child, (int)execd,
-	       (unsigned long)(uintptr_t)a, (unsigned long)(uintptr_t)l,
+	printf("ready %d %d %d %lx %lx %lx %lx %lx %lx %lx %s", (int)getpid(), (int)child, (int)execd,
+	       (unsigned long)(uintptr_t)mf, (unsigned long)(uintptr_t)a, (unsigned long)(uintptr_t)l,
 	       (unsigned long)(uintptr_t)h, (unsigned long)(uintptr_t)pp,
 	       (unsigned long)(uintptr_t)t, (unsigned long)(uintptr_t)c, xbuf);
 	fflush(stdout);
@@ -299,80 +391,24 @@ static int target(const char *self)
 	return 0;
 }
 
-/* The checker's side: the name mmkit_regions() gives the page at an address. */
-struct lookup {
-	unsigned long addr;
-	char name[sizeof(((struct mmkit_region *)0)->name)];
-	int found;
-	int others;		/* named regions other than @name, for the exec'd child */
-	const char *only;
-};
-
-static int lookup_fn(const struct mmkit_region *r, void *arg)
-{
-	struct lookup *q = arg;
-
-	if (q->only && (r->kind == MMKIT_REGION_ANON_NAMED || r->kind == MMKIT_REGION_REGISTRY) &&
-	    strcmp(r->name, q->only))
-		q->others++;
-	if (q->addr >= r->start && q->addr < r->end) {
-		memcpy(q->name, r->name, sizeof(q->name));
-		q->found = 1;
-	}
-	return 0;
-}
-
-static void expect_name(pid_t pid, unsigned long addr, const char *want, const char *what)
-{
-	struct lookup q = { .addr = addr };
-	const char *full = want ? want : "";
-	int ret = mmkit_regions(pid, lookup_fn, &q);
-
-	if (ret || !q.found || strcmp(q.name, full))
-		T_FAIL("%s (pid %d, %#lx): '%s', expected '%s' (mmkit_regions: %d)", what, (int)pid,
-		       addr, q.found ? q.name : "(unmapped)", full, ret);
-}
-
-/* Runs @argv with a pipe to and from it: *@in to write, *@f to read. */
-static pid_t spawn(const char *const argv[], int *in, FILE **f)
-{
-	int to[2], from[2];
-	pid_t run;
-
-	T_ASSERT(!pipe(to) && !pipe(from));
-	run = fork();
-	T_ASSERT(run >= 0);
-	if (!run) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	*in = to[1];
-	*f = fdopen(from[0], "r");
-	T_ASSERT(*f);
-	return run;
-}
-
 /* Runs the target (under mmkit run --names if @mmkit) and checks what it named. */
-static void run_target(const char *self, const char *mmkit, int kernel_names)
+static void run_target(const char *self, const char *mmkit, int kernel_names, int nested)
 {
 	const char *with[] = { mmkit, "run", "--names", "--no-glibc-names", self, "target", NULL };
+	/* mmkit run --names in mmkit run --names: the outer supervisor names, the inner runs the program. */
+	const char *twice[] = { mmkit, "run", "--names", "--no-glibc-names", mmkit, "run", "--names",
+				"--no-glibc-names", self, "target", NULL };
 	const char *alone[] = { self, "target", NULL };
-	unsigned long a, l, h, pp, t, c, e;
+	unsigned long mf, a, l, h, pp, t, c, e;
 	int in, status, i, pid, child, execd;
 	char line[512], want[80];
 	struct lookup q = { 0 };
 	FILE *f;
-	pid_t run = spawn(mmkit ? with : alone, &in, &f);
+	pid_t run = spawn(nested ? twice : mmkit ? with : alone, &in, &f);
 
 	if (!fgets(line, sizeof(line), f) ||
-	    sscanf(line, "ready %d %d %d %lx %lx %lx %lx %lx %lx %lx", &pid, &child, &execd, &a, &l,
-		   &h, &pp, &t, &c, &e) != 10) {
+	    sscanf(line, "ready %d %d %d %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &child, &execd, &mf,
+		   &a, &l, &h, &pp, &t, &c, &e) != 11) {
 		close(in);
 		waitpid(run, &status, 0);
 		T_FAIL("the target%s did not get the kernel's answers (exit %d)",
@@ -381,6 +417,8 @@ static void run_target(const char *self, const char *mmkit, int kernel_names)
 	memset(want, 'x', 79);
 	want[79] = '\0';
 	expect_name(pid, a, "mmkit-a", "named");
+	if (kernel_names_memfd())
+		expect_name(pid, mf, "memfd", "a memfd's mapping");
 	expect_name(pid, a + page, NULL, "cleared");
 	expect_name(pid, a + 2 * page, "mmkit-b", "renamed");
 	expect_name(pid, a + 3 * page, "mmkit-a", "after the rename");
@@ -417,6 +455,49 @@ static void run_target(const char *self, const char *mmkit, int kernel_names)
 	fclose(f);
 	T_ASSERT(waitpid(run, &status, 0) == run);
 	T_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
+}
+
+/*
+ * Names follow mremap() as the kernel's (mremap_target()): alone where
+ * the kernel names, else under mmkit run --names (with glibc's names if
+ * @glibc: the preload's " glibc: malloc" stays on a block realloc() moved).
+ */
+static void mremap_names(const char *self, const char *mmkit, int glibc)
+{
+	const char *with[] = { mmkit, "run", "--names", glibc ? self : "--no-glibc-names",
+			       glibc ? "mremap" : self, glibc ? NULL : "mremap", NULL };
+	const char *alone[] = { self, "mremap", NULL };
+	unsigned long g, s, m, m2, f, dst, d, d2, big, v, w, x, over;
+	int in, status, pid = 0;
+	char line[512];
+	FILE *f_;
+	pid_t run = spawn(mmkit ? with : alone, &in, &f_);
+
+	if (!fgets(line, sizeof(line), f_) ||
+	    sscanf(line, "ready %d %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx %lx", &pid, &over,
+		   &v, &w, &x, &g, &s, &m, &m2, &f, &dst, &d, &d2, &big) != 14)
+		T_FAIL("the mremap target did not start%s", mmkit ? " under mmkit run --names" : "");
+	expect_name(pid, g + 3 * page, "grown", "grown in place, the old part");
+	expect_name(pid, g + 5 * page, "grown", "grown in place, the new part");
+	expect_name(pid, s + page, "shrunk", "shrunk, what is left");
+	expect_name(pid, s + 2 * page, NULL, "shrunk, the cut part mapped again");
+	expect_name(pid, m2, "moved", "moved (MREMAP_MAYMOVE)");
+	expect_name(pid, m2 + 3 * page, "moved", "moved and grown, the new part");
+	expect_name(pid, m, NULL, "moved, the old address mapped again");
+	expect_name(pid, dst + page, "fixed", "moved to MREMAP_FIXED's address");
+	expect_name(pid, f, NULL, "moved to a fixed address, the old one mapped again");
+	expect_name(pid, d2 + page, "dontunmap", "moved with MREMAP_DONTUNMAP");
+	expect_name(pid, d, "dontunmap", "MREMAP_DONTUNMAP's old range, the old VMA");
+	expect_name(pid, over + page, NULL, "unnamed memory moved over named memory");
+	expect_name(pid, v + page, "stays", "a VMA that could not grow");
+	expect_name(pid, w, NULL, "mapped after a failed mremap, the growth's size");
+	expect_name(pid, x + 3 * page, NULL, "mapped after a failed mremap, the new size");
+	if (glibc)
+		expect_name(pid, big, " glibc: malloc", "a large block realloc() moved");
+	close(in);
+	fclose(f_);
+	T_ASSERT(waitpid(run, &status, 0) == run);
+	T_EQ(status, 0);
 }
 
 /*
@@ -490,6 +571,8 @@ int main(int argc, char **argv)
 		return target(self);
 	if (argc > 1 && !strcmp(argv[1], "glibc"))
 		return glibc_target();
+	if (argc > 1 && !strcmp(argv[1], "mremap"))
+		return mremap_target();
 	if (argc > 1 && !strcmp(argv[1], "orphan"))
 		return orphan_target();
 	if (argc > 3 && !strcmp(argv[1], "exec-target"))
@@ -505,9 +588,13 @@ int main(int argc, char **argv)
 	p = map(1);
 	kernel_names = !name(p, page, "probe");
 	munmap(p, page);
-	if (kernel_names)
-		run_target(self, NULL, 1);
-	run_target(self, mmkit, kernel_names);
+	if (kernel_names) {
+		run_target(self, NULL, 1, 0);
+		mremap_names(self, NULL, 0);
+	}
+	run_target(self, mmkit, kernel_names, 0);
+	run_target(self, mmkit, kernel_names, 1);
+	mremap_names(self, mmkit, 0);
 	if (!kernel_names)
 		supervisor_killed(self, mmkit);
 	/*
@@ -521,6 +608,8 @@ int main(int argc, char **argv)
 	} else {
 		glibc_names(self, mmkit, 1);
 		glibc_names(self, mmkit, 0);
+		if (!kernel_names)
+			mremap_names(self, mmkit, 1);
 	}
 	printf("PASS: the kernel's answers and names%s\n",
 	       kernel_names ? ", the same with and without mmkit run --names" :
