@@ -102,7 +102,10 @@ judge() {
 
 # boot ARCH KERNEL INITRD LOG: with $guest_mib of memory.
 boot() {
-	append="panic=-1 secretmem.enable=1 loglevel=4"
+	# loglevel=5: warnings (WARN's "WARNING:", lockdep's and RCU's
+	# reports) print at KERN_WARNING, which loglevel=4 kept off the console
+	# and so out of judge()'s sight.
+	append="panic=-1 secretmem.enable=1 loglevel=5"
 	case $1 in
 	# no_timer_check: on a loaded host the emulated 8254 can miss the
 	# IO-APIC timer check, and 6.1 panics at boot ("IO-APIC + timer
