@@ -171,11 +171,11 @@ patched_source() {
 # test-kselftest-refpage-mte), which only an MTE guest runs.
 series_programs() {
 	mm="$1/tools/testing/selftests/mm"
-	karch=x86_64 cc=cc mte=""
+	karch=x86_64 cross="" cc=cc mte=""
 	if [ "${3:-}" = arm64 ]; then
-		karch=arm64 cc=aarch64-linux-gnu-gcc mte=refpage_mte
+		karch=arm64 cross=aarch64-linux-gnu- cc=aarch64-linux-gnu-gcc mte=refpage_mte
 	fi
-	make -s -C "$1" ARCH=$karch headers >&2 || return 1
+	make -s -C "$1" ARCH=$karch CROSS_COMPILE=$cross headers >&2 || return 1
 	mkdir -p "$2/tests"
 	for test in refpage $mte; do
 		$cc -static -O2 -Wall -isystem "$1/usr/include" -I "$1/tools/testing/selftests" \
