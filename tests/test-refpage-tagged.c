@@ -294,6 +294,8 @@ static void run_tagged(void)
 	if (syscall) {
 		test_tagged(MMKIT_REFPAGE_BACKEND_SYSCALL, "syscall");
 		test_uniform(MMKIT_REFPAGE_BACKEND_SYSCALL);
+	} else if (t_required("syscall")) {
+		T_FAIL("MMKIT_TEST_REQUIRE has syscall: %s", why);
 	} else {
 		printf(" syscall: %s, not tested\n", why);
 	}
@@ -325,7 +327,7 @@ int main(void)
 		T_EQ(mmkit_refpage_create(&rp, pattern, sizeof(pattern),
 					  MMKIT_REFPAGE_TAGGED | MMKIT_REFPAGE_BACKEND_MEMFD),
 		     -EOPNOTSUPP);
-		T_SKIP("%s: only the -EINVAL and -EOPNOTSUPP answers were tested", why);
+		T_MISSING("mte", "%s: only the -EINVAL and -EOPNOTSUPP answers were tested", why);
 	}
 	run_tagged();
 	return T_EXIT_PASS;

@@ -47,8 +47,9 @@ guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head 
 # make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE...]: a gzip'ed cpio with
 # busybox, /init, the runner and its argument sets (tests/*.args), the test
 # binaries of TESTS_DIR and of the kernel series ($series_dir/tests, when
-# set), the kernel modules for /init to load and the benchmarks guest_bench
-# put in $bench_dir.
+# set), the kernel modules for /init to load, the benchmarks guest_bench
+# put in $bench_dir, and $require (what the tier is for) as mmkit/require,
+# which /init exports as MMKIT_TEST_REQUIRE.
 make_initramfs() {
 	root="$3.root"
 	rm -rf "$root"
@@ -64,6 +65,7 @@ make_initramfs() {
 	[ -z "$series_dir" ] || cp "$series_dir"/tests/test-* "$root/mmkit/build/tests/"
 	cp "$2/mmkit" "$root/mmkit/build/"
 	[ ! -d "$bench_dir" ] || cp -r "$bench_dir" "$root/mmkit/bench"
+	[ -z "$require" ] || echo "$require" > "$root/mmkit/require"
 	mkdir -p "$root/mmkit/modules"
 	image=$3
 	shift 3
@@ -72,6 +74,31 @@ make_initramfs() {
 	done
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$image"
 	rm -rf "$root"
+}
+
+# expect_coverage TIER LOG: 0 when the guest ran what TIER is for.  The
+# custom612-arm64-mte guest's tests fail rather than skip without MTE or
+# the system call (MMKIT_TEST_REQUIRE); here the MTE selftest, which
+# skips without them, must have run every case, and the probe must name
+# the syscall backend for tagged pages.  Its benchmarks' exit codes are
+# keep_bench_reports' to judge.
+expect_coverage() {
+	case $1 in
+	custom612-arm64-mte)
+		totals=$(sed -n '/^PASS  \[build\] test-kselftest-refpage-mte /,/# Totals:/p' "$2" |
+			grep -a '# Totals:' | tr -d '\r')
+		case "$totals" in
+		*" fail:0 "*" skip:0 error:0")
+			echo "refpage_mte: ${totals#*# }" ;;
+		*)	echo "refpage_mte did not pass every case: ${totals:-no PASS line with Totals}"
+			return 1 ;;
+		esac
+		grep -a -q '^mmkit-guest: probe: refpage .*tagged (MTE): syscall' "$2" || {
+			echo "the probe does not name the syscall backend for tagged pages (MTE)"
+			return 1
+		} ;;
+	esac
+	return 0
 }
 
 # judge LOG: 0 when the guest ran the suite cleanly.
@@ -433,7 +460,7 @@ arm64_mte_tests() {
 # seconds spent getting the kernel.  It writes what tiers share (the
 # cache, the static tests, build-aarch64): one tier at a time.
 prepare_tier() {
-	kernel="" modules="" arch=amd64 guest_mib=2048 kernel_secs=0 series_dir=""
+	kernel="" modules="" arch=amd64 guest_mib=2048 kernel_secs=0 series_dir="" require=""
 	bench_dir="$out/bench-$1"
 	rm -rf "$bench_dir" "$out/$1".*.json
 	arm64_qemu=qemu-system-aarch64 arm64_qemu_data="" arm64_machine=virt
@@ -482,6 +509,7 @@ prepare_tier() {
 		fi ;;
 	custom612-arm64-mte)
 		arch=arm64
+		require="mte syscall"
 		qemu=$(qemu_mte) || return 1
 		arm64_qemu=$qemu/usr/bin/qemu-system-aarch64
 		arm64_qemu_data=$qemu/usr/share/qemu
@@ -552,5 +580,6 @@ boot_tier() {
 	echo "booted $(basename "$kernel") and ran the suite in $(( $(date +%s) - start ))s"
 	grep -a -E '^(PASS|FAIL|SKIP) |mmkit-guest' "$log" || true
 	judge "$log" || return 1
+	expect_coverage "$1" "$log" || return 1
 	keep_bench_reports "$1" "$log"
 }
