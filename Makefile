@@ -333,9 +333,12 @@ cross-aarch64: FORCE
 # The real-kernel tier under QEMU: Debian's 6.1 kernels (amd64, arm64 without
 # and with MTE), its 6.12 ones (amd64, arm64 with MTE) and one built from
 # linux-source-6.1 with ANON_VMA_NAME, KASAN and lockdep; bench-amd64, the
-# same without the debugging, runs the naming benchmark.
+# same without the debugging, runs the naming benchmark; custom612-arm64-mte
+# is 6.12 with the refpage_create(2) series cross-built for arm64, booted
+# with MTE.
 KERNEL_TIERS	?= debian-amd64 debian-arm64 debian-arm64-mte debian612-amd64 \
-		   debian612-arm64-mte custom-amd64 custom612-amd64 bench-amd64
+		   debian612-arm64-mte custom-amd64 custom612-amd64 bench-amd64 \
+		   custom612-arm64-mte
 
 check-kernels: FORCE
 	tests/kernels/run.sh $(KERNEL_TIERS)

@@ -15,6 +15,8 @@
  *                    the proposal has 16), mapped by mmkit_refpage_map():
  *                    a touched page is copied with its tags, an untouched
  *                    one is the reference page
+ *   syscall          the same with refpage_create(2) (the kernel series),
+ *                    a row only where the kernel has the call
  *
  * in a random order each iteration.  Ratios: each reference-page row's
  * median time over ST2G's, per touch size.  Without MTE every row is
@@ -32,7 +34,7 @@
 #define TAGGED_TAG		9
 #define TAGGED_GRANULE		16
 #define TAGGED_ITERATIONS	200
-#define TAGGED_ROWS		3
+#define TAGGED_ROWS		4	/* at most: syscall's only with the call */
 
 struct tagged_row {
 	const char *name;
@@ -158,6 +160,9 @@ static void tagged_add_backend(struct tagged_row *r, const char *name, unsigned 
 	"       (N from 1 to 1000000, default " BENCH_STR(TAGGED_ITERATIONS) ", --quick " \
 	BENCH_STR(QUICK_ITERATIONS) ")\n"
 
+/* The rows measured: syscall's only where the kernel has refpage_create(2). */
+static int tagged_nrows;
+
 static void tagged_print(struct tagged_row *rows, int iterations)
 {
 	int i, t;
@@ -166,7 +171,7 @@ static void tagged_print(struct tagged_row *rows, int iterations)
 	       "page through the allocation's tag\n", iterations, MAP_BYTES);
 	printf("time: median of one map+tag+touch+unmap; ratio: this row over ST2G up front\n\n");
 	printf("%-16s %-10s %12s %8s\n", "row", "touch", "median_us", "ratio");
-	for (i = 0; i < TAGGED_ROWS; i++)
+	for (i = 0; i < tagged_nrows; i++)
 		for (t = 0; t < NTOUCH; t++) {
 			if (rows[i].why[0]) {
 				printf("%-16s %-10s unavailable: %s\n", rows[i].name,
@@ -190,7 +195,7 @@ static void tagged_json(int argc, char **argv, struct tagged_row *rows, int iter
 	report_param_int("map_bytes", MAP_BYTES);
 	report_param_int("random_pages", (long long)nrandom);
 	report_param_bool("quick", quick);
-	for (i = 0; i < TAGGED_ROWS; i++)
+	for (i = 0; i < tagged_nrows; i++)
 		for (t = 0; t < RANDOM_TOUCH; t++) {
 			report_row_begin("tagged_touch", rows[i].name, touch_names[t]);
 			report_row_x((double)touch_bytes[t], "bytes");
@@ -200,7 +205,7 @@ static void tagged_json(int argc, char **argv, struct tagged_row *rows, int iter
 				report_metric("time", "us", rows[i].us[t], iterations);
 			report_row_end();
 		}
-	for (i = 0; i < TAGGED_ROWS; i++) {
+	for (i = 0; i < tagged_nrows; i++) {
 		report_row_begin("tagged_random10", NULL, rows[i].name);
 		if (rows[i].why[0])
 			report_row_unavailable(rows[i].why);
@@ -208,7 +213,7 @@ static void tagged_json(int argc, char **argv, struct tagged_row *rows, int iter
 			report_metric("time", "us", rows[i].us[RANDOM_TOUCH], iterations);
 		report_row_end();
 	}
-	for (i = 1; i < TAGGED_ROWS; i++)
+	for (i = 1; i < tagged_nrows; i++)
 		for (t = 0; t < NTOUCH && !rows[0].why[0] && !rows[i].why[0]; t++) {
 			snprintf(what, sizeof(what), "%s / ST2G up front, touch %s", rows[i].name,
 				 touch_names[t]);
@@ -231,15 +236,20 @@ static int tagged_main(int argc, char **argv, int json, int quick, int iteration
 	mte = tagged_mte(rows[0].why, sizeof(rows[0].why));
 	rows[1].name = "kmod";
 	rows[2].name = "memfd";
+	rows[3].name = "syscall";
+	tagged_nrows = mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_SYSCALL, rows[3].why,
+							 sizeof(rows[3].why)) ? 3 : 4;
 	if (!mte) {
 		fprintf(stderr, "bench-refpage --tagged: %s\n", rows[0].why);
-		for (i = 1; i < TAGGED_ROWS; i++)
+		for (i = 1; i < tagged_nrows; i++)
 			memcpy(rows[i].why, rows[0].why, sizeof(rows[i].why));
 	} else {
 		tagged_add_backend(&rows[1], "kmod", MMKIT_REFPAGE_BACKEND_KMOD);
 		tagged_add_backend(&rows[2], "memfd", MMKIT_REFPAGE_BACKEND_MEMFD);
+		if (tagged_nrows > 3)
+			tagged_add_backend(&rows[3], "syscall", MMKIT_REFPAGE_BACKEND_SYSCALL);
 	}
-	for (i = 0; i < TAGGED_ROWS; i++) {
+	for (i = 0; i < tagged_nrows; i++) {
 		if (rows[i].why[0] && mte)
 			fprintf(stderr, "bench-refpage --tagged: %s: %s\n", rows[i].name,
 				rows[i].why);
@@ -258,13 +268,13 @@ static int tagged_main(int argc, char **argv, int json, int quick, int iteration
 		progress("iteration %d of %d", it + 1, iterations);
 		shuffle_random_pages();
 		for (t = 0; t < NTOUCH; t++) {
-			shuffle(order, TAGGED_ROWS);
-			for (i = 0; i < TAGGED_ROWS; i++)
+			shuffle(order, (size_t)tagged_nrows);
+			for (i = 0; i < tagged_nrows; i++)
 				if (!rows[order[i]].why[0])
 					tagged_run_once(&rows[order[i]], t, it < 0 ? 0 : it);
 		}
 	}
-	for (i = 0; i < TAGGED_ROWS; i++)
+	for (i = 0; i < tagged_nrows; i++)
 		for (t = 0; t < NTOUCH && !rows[i].why[0]; t++)
 			rows[i].median[t] = median_of(rows[i].us[t], iterations);
 	progress_done();
@@ -272,7 +282,7 @@ static int tagged_main(int argc, char **argv, int json, int quick, int iteration
 		tagged_json(argc, argv, rows, iterations, quick);
 	else
 		tagged_print(rows, iterations);
-	for (i = 0; i < TAGGED_ROWS; i++) {
+	for (i = 0; i < tagged_nrows; i++) {
 		for (t = 0; t < NTOUCH; t++)
 			free(rows[i].us[t]);
 		mmkit_refpage_destroy(rows[i].rp);

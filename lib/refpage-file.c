@@ -29,13 +29,15 @@ void refpage__file_destroy(struct mmkit_refpage *rp)
 }
 
 /*
- * A tagged reference page's memfd is mapped PROT_MTE everywhere: the
- * private copies then keep the tags, and accesses are checked.  refpage.ko
- * tags its mappings itself: the kernel refuses PROT_MTE for device files.
+ * A tagged reference page's memfd or refpage_create() descriptor is mapped
+ * PROT_MTE everywhere: the private copies then keep the tags, and accesses
+ * are checked.  refpage.ko tags its mappings itself: the kernel refuses
+ * PROT_MTE for device files.
  */
 static int file_prot_mte(const struct mmkit_refpage *rp)
 {
-	return (rp->flags & MMKIT_REFPAGE_TAGGED) && rp->backend == &refpage__memfd ?
+	return (rp->flags & MMKIT_REFPAGE_TAGGED) &&
+	       (rp->backend == &refpage__memfd || rp->backend == &refpage__syscall) ?
 	       MMKIT_PROT_MTE : 0;
 }
 

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "refpage.h"
 
@@ -78,10 +79,77 @@ static int syscall_available(char *why, size_t len)
 	return nr < 0 ? (int)nr : 0;
 }
 
-/* The series' tagged pages (arm64 MTE) are not in the 6.12 patches. */
+/*
+ * REFPAGE_TAGGED (kernel/patches/6.12/0005): the page gets the tags of the
+ * pattern's own memory, which must be mapped PROT_MTE; the kernel reads
+ * data and tags through the pages, so any pointer tag will do.
+ */
+#define REFPAGE_TAGGED	0x1
+
+/*
+ * Creates a descriptor for the @size bytes at @content with @tags (one per
+ * granule, or NULL for zero tags): tagged, through a PROT_MTE copy of the
+ * content, written while its tags are still zero (the process may check
+ * tags), then tagged granule by granule.
+ */
+static int syscall_create_tagged(long nr, const unsigned char *content, size_t size,
+				 const unsigned char *tags)
+{
+	size_t page = sys_page_size(), g;
+	unsigned char *copy;
+	void *mem;
+	int ret;
+
+	if (!tags)
+		return sys_refpage_create(nr, content, size, 0);
+	ret = sys_mmap(NULL, page, PROT_READ | PROT_WRITE | MMKIT_PROT_MTE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &mem);
+	if (ret)
+		return ret;
+	copy = mem;
+	memcpy(copy, content, size);
+	for (g = 0; g < size / MMKIT_MTE_GRANULE; g++)
+		mmkit__mte_set_tag(mmkit__mte_with_tag(copy + g * MMKIT_MTE_GRANULE, tags[g]));
+	ret = sys_refpage_create(nr, copy, size, REFPAGE_TAGGED);
+	sys_munmap(mem, page);
+	return ret;
+}
+
+/*
+ * Whether this kernel's refpage_create() tags, found by asking it for a
+ * tagged page and remembered once it made one; a refusal is asked again
+ * next time (as every answer that is no page).  A kernel with the series
+ * but not its arm64 part refuses the flag with EINVAL; one without MTE,
+ * with EOPNOTSUPP.
+ */
+static int syscall_tags;
+
 static int syscall_can_tag(char *why, size_t len)
 {
-	snprintf(why, len, "refpage_create() of the 6.12 series has no tagged pages");
+	static const unsigned char granule[MMKIT_MTE_GRANULE], tag;
+	long nr;
+	int fd;
+
+	if (__atomic_load_n(&syscall_tags, __ATOMIC_RELAXED))
+		return 0;
+	nr = syscall_nr(why, len);
+	if (nr < 0)
+		return -EOPNOTSUPP;
+	if (mmkit__mte_available(why, len))
+		return -EOPNOTSUPP;
+	fd = syscall_create_tagged(nr, granule, sizeof(granule), &tag);
+	if (fd >= 0) {
+		sys_close(fd);
+		__atomic_store_n(&syscall_tags, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (fd == -EINVAL)
+		snprintf(why, len, "this kernel's refpage_create() has no tagged pages "
+			 "(REFPAGE_TAGGED: the series' arm64 part, patch 5)");
+	else if (fd == -EOPNOTSUPP)
+		snprintf(why, len, "this kernel's refpage_create() cannot tag here");
+	else
+		snprintf(why, len, "refpage_create() refused a tagged page: %s", strerror(-fd));
 	return -EOPNOTSUPP;
 }
 
@@ -92,8 +160,9 @@ static int syscall_create(struct mmkit_refpage *rp)
 
 	if (nr < 0)
 		return (int)nr;
-	/* The whole page of the repeated pattern. */
-	fd = sys_refpage_create(nr, rp->page, sys_page_size(), 0);
+	/* The whole page of the repeated pattern, and its tags. */
+	fd = syscall_create_tagged(nr, rp->page, sys_page_size(),
+				   rp->flags & MMKIT_REFPAGE_TAGGED ? rp->tags : NULL);
 	if (fd < 0)
 		return fd;
 	rp->fd = fd;

@@ -38,6 +38,34 @@
 	exit(T_EXIT_SKIP);						\
 } while (0)
 
+/*
+ * Whether the run requires @what, a word of MMKIT_TEST_REQUIRE (e.g.
+ * "mte syscall"): a kernel tier built for a feature sets it, so that a
+ * test finding the feature missing fails there instead of skipping.
+ */
+static inline int t_required(const char *what)
+{
+	const char *list = getenv("MMKIT_TEST_REQUIRE"), *p;
+	size_t n = strlen(what);
+
+	for (p = list; p && (p = strstr(p, what)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
+/* T_SKIP when @what is missing, but a failure where the run requires it. */
+#define T_MISSING(what, ...) do {					\
+	if (t_required(what)) {						\
+		fprintf(stderr, "%s:%d: FAIL: MMKIT_TEST_REQUIRE has %s: ",	\
+			__FILE__, __LINE__, what);			\
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+		exit(T_EXIT_FAIL);					\
+	}								\
+	T_SKIP(__VA_ARGS__);						\
+} while (0)
+
 #define T_ASSERT(cond) do {						\
 	if (!(cond))							\
 		T_FAIL("%s", #cond);					\

@@ -20,7 +20,7 @@
 static inline void t_mte_enable(void)
 {
 	if (!(getauxval(AT_HWCAP2) & HWCAP2_MTE))
-		T_SKIP("no MTE: HWCAP2_MTE is not set (CPU, emulator without mte=on, "
+		T_MISSING("mte", "no MTE: HWCAP2_MTE is not set (CPU, emulator without mte=on, "
 		       "or kernel without CONFIG_ARM64_MTE)");
 	if (prctl(PR_SET_TAGGED_ADDR_CTRL, PR_TAGGED_ADDR_ENABLE | PR_MTE_TCF_SYNC |
 		  (0xfffeUL << PR_MTE_TAG_SHIFT), 0, 0, 0))

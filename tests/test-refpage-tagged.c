@@ -5,13 +5,15 @@
  * backend.  Where refpage.ko is loaded, its request: the first, 16-byte
  * form still creates pages and cannot ask for tags, and without MTE the
  * module refuses REFPAGE_TAGGED with EOPNOTSUPP.  With MTE (the arm64 MTE
- * kernel tier): uffd refuses the flag; memfd and kmod (when loaded) serve
- * it, kmod by default; on each, untouched pages read the pattern through
- * its tags granule by granule and fault through a wrong one; the first
- * write copies the page with its tags (the kernel's copy on write);
- * MADV_DONTNEED, fork, read(2) into an untouched page and
- * mmkit_refpage_remap keep them; a uniformly tagged pattern gives a
- * uniformly tagged page; probe names the backends that tag.
+ * kernel tiers): uffd refuses the flag; memfd, kmod (when loaded) and
+ * syscall (where refpage_create(2) has the series' arm64 part: the
+ * custom612-arm64-mte tier) serve it, syscall by default, else kmod; on
+ * each, untouched pages read the pattern through its tags granule by
+ * granule and fault through a wrong one; the first write copies the page
+ * with its tags (the kernel's copy on write); MADV_DONTNEED, fork, read(2)
+ * into an untouched page and mmkit_refpage_remap keep them; a uniformly
+ * tagged pattern gives a uniformly tagged page; probe names the backends
+ * that tag.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -247,35 +249,56 @@ static void test_uniform(unsigned int backend)
 	munmap(pattern, getpagesize());
 }
 
-static void test_selection(int kmod)
+/*
+ * The default for tagged pages is the first backend that tags: syscall
+ * (refpage_create(2) with the series' arm64 part), kmod when loaded, else
+ * memfd.
+ */
+static void test_selection(int syscall, int kmod)
 {
 	unsigned char *pattern = make_pattern();
 	struct mmkit_features f;
 	struct mmkit_refpage *rp;
-	const char *reason;
+	const char *reason, *expected;
 
-	T_CASE("tagged: uffd refuses; the default is kmod when loaded, else memfd; probe says so");
+	T_CASE("tagged: uffd refuses; the default is syscall, else kmod when loaded, else memfd; "
+	       "probe says so");
 	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE,
 				  MMKIT_REFPAGE_TAGGED | MMKIT_REFPAGE_BACKEND_UFFD), -EOPNOTSUPP);
 	T_EQ(mmkit_refpage_create(&rp, pattern, PATTERN_SIZE, MMKIT_REFPAGE_TAGGED), 0);
-	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), kmod ? "kmod" : "memfd"));
+	T_ASSERT(!strcmp(mmkit_refpage_backend(rp), syscall ? "syscall" : kmod ? "kmod" : "memfd"));
 	mmkit_refpage_destroy(rp);
 	T_EQ(mmkit_probe(&f), 0);
 	reason = f.feature[MMKIT_FEATURE_REFPAGE].reason;
 	printf("    probe: %s\n", reason);
-	T_ASSERT(strstr(reason, kmod ? "tagged (MTE): kmod memfd (uffd: " :
-			"tagged (MTE): memfd (uffd: "));
+	if (syscall)
+		expected = kmod ? "tagged (MTE): syscall kmod memfd (uffd: " :
+				  "tagged (MTE): syscall memfd (uffd: ";
+	else
+		expected = kmod ? "tagged (MTE): kmod memfd (uffd: " : "tagged (MTE): memfd (uffd: ";
+	T_ASSERT(strstr(reason, expected));
 	munmap(pattern, getpagesize());
 }
 
 static void run_tagged(void)
 {
+	char why[MMKIT_REASON_MAX];
+	int syscall = !mmkit_refpage_backend_available(MMKIT_REFPAGE_BACKEND_SYSCALL, why,
+							 sizeof(why));
 	int kmod = !access("/dev/refpage", R_OK | W_OK);
 
 	t_mte_enable();
-	test_selection(kmod);
+	test_selection(syscall, kmod);
 	test_tagged(MMKIT_REFPAGE_BACKEND_MEMFD, "memfd");
 	test_uniform(MMKIT_REFPAGE_BACKEND_MEMFD);
+	if (syscall) {
+		test_tagged(MMKIT_REFPAGE_BACKEND_SYSCALL, "syscall");
+		test_uniform(MMKIT_REFPAGE_BACKEND_SYSCALL);
+	} else if (t_required("syscall")) {
+		T_FAIL("MMKIT_TEST_REQUIRE has syscall: %s", why);
+	} else {
+		printf(" syscall: %s, not tested\n", why);
+	}
 	if (!kmod) {
 		printf(" kmod: no /dev/refpage, not tested\n");
 		return;
@@ -304,7 +327,7 @@ int main(void)
 		T_EQ(mmkit_refpage_create(&rp, pattern, sizeof(pattern),
 					  MMKIT_REFPAGE_TAGGED | MMKIT_REFPAGE_BACKEND_MEMFD),
 		     -EOPNOTSUPP);
-		T_SKIP("%s: only the -EINVAL and -EOPNOTSUPP answers were tested", why);
+		T_MISSING("mte", "%s: only the -EINVAL and -EOPNOTSUPP answers were tested", why);
 	}
 	run_tagged();
 	return T_EXIT_PASS;

@@ -16,15 +16,22 @@
  * ptes_per_copy places (256 by default and at most), then start a new
  * copy; the module drops its own reference to a full copy, which goes when
  * the last PTE mapping it does.  A copy's count is then at most
- * ptes_per_copy times the number of processes (PID_MAX_LIMIT, 2^22), plus
- * get_user_pages() references: below 2^31 whatever is mapped or forked,
- * and no fault ever refuses for it.  The price: one page per 256 pages
- * read (0.4 %), and each PTE counts as file RSS, as for any page-cache
- * page.  The kernel's own special PTEs, which count nothing (the zero
- * page's), are out of reach for the copy a store makes: core mm copies a
- * special PTE's page from the faulting task's address space, which is
- * another process's for ptrace() and process_vm_writev(), and it keeps
- * no MTE tags.  The kernel series (refpage_create(2)) maps the page so.
+ * ptes_per_copy times the number of address spaces with page tables, plus
+ * get_user_pages() references, whatever is mapped or forked, and no fault
+ * ever refuses for it.  Address spaces, not processes: an mm keeps its
+ * page tables past its last task's exit while a get_task_mm() holder
+ * (/proc/PID/mem, process_vm_readv(), a ptrace access in flight) holds
+ * mm_users, each task for one access at a time.  So PID_MAX_LIMIT (2^22)
+ * mms with tasks plus one per task so held: 2^23 mms, 2^31 references at
+ * the very worst (every task of a full PID space stalled in such an
+ * access), which reaches the count's sign bit (get_user_pages() refuses
+ * then) and is far from wrapping it to zero.  The price: one page per 256
+ * pages read (0.4 %), and each PTE counts as file RSS, as for any
+ * page-cache page.  The kernel's own special PTEs, which count nothing
+ * (the zero page's), are out of reach for the copy a store makes: core mm
+ * copies a special PTE's page from the faulting task's address space,
+ * which is another process's for ptrace() and process_vm_writev(), and it
+ * keeps no MTE tags.  The kernel series (refpage_create(2)) maps the page so.
  *
  * A first store to a page never mapped maps a copy read-only and returns
  * VM_FAULT_NOPAGE: the store faults again and wp_page_copy() copies the
@@ -142,7 +149,13 @@ static struct page *refpage_take(struct refpage *rp, unsigned int want, unsigned
 		}
 		spin_unlock(&rp->lock);
 
-		/* Charged to the task whose fault needs it, as a page-cache page. */
+		/*
+		 * Charged to the memory cgroup of the task whose fault needs
+		 * it, as a page-cache page is to the first reader's: tasks of
+		 * other cgroups that map it later (their read faults, up to
+		 * ptes_per_copy, and fork) are not charged, and the charge
+		 * stays where it is until the copy's last PTE goes.
+		 */
 		fresh = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT);
 		if (!fresh)
 			return NULL;

@@ -47,8 +47,9 @@ guest_applets="sh mount mkdir cat echo ls cp rm ln chmod sed grep cut tail head 
 # make_initramfs BUSYBOX TESTS_DIR OUTPUT [MODULE...]: a gzip'ed cpio with
 # busybox, /init, the runner and its argument sets (tests/*.args), the test
 # binaries of TESTS_DIR and of the kernel series ($series_dir/tests, when
-# set), the kernel modules for /init to load and the benchmarks guest_bench
-# put in $bench_dir.
+# set), the kernel modules for /init to load, the benchmarks guest_bench
+# put in $bench_dir, and $require (what the tier is for) as mmkit/require,
+# which /init exports as MMKIT_TEST_REQUIRE.
 make_initramfs() {
 	root="$3.root"
 	rm -rf "$root"
@@ -64,6 +65,7 @@ make_initramfs() {
 	[ -z "$series_dir" ] || cp "$series_dir"/tests/test-* "$root/mmkit/build/tests/"
 	cp "$2/mmkit" "$root/mmkit/build/"
 	[ ! -d "$bench_dir" ] || cp -r "$bench_dir" "$root/mmkit/bench"
+	[ -z "$require" ] || echo "$require" > "$root/mmkit/require"
 	mkdir -p "$root/mmkit/modules"
 	image=$3
 	shift 3
@@ -72,6 +74,31 @@ make_initramfs() {
 	done
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$image"
 	rm -rf "$root"
+}
+
+# expect_coverage TIER LOG: 0 when the guest ran what TIER is for.  The
+# custom612-arm64-mte guest's tests fail rather than skip without MTE or
+# the system call (MMKIT_TEST_REQUIRE); here the MTE selftest, which
+# skips without them, must have run every case, and the probe must name
+# the syscall backend for tagged pages.  Its benchmarks' exit codes are
+# keep_bench_reports' to judge.
+expect_coverage() {
+	case $1 in
+	custom612-arm64-mte)
+		totals=$(sed -n '/^PASS  \[build\] test-kselftest-refpage-mte /,/# Totals:/p' "$2" |
+			grep -a '# Totals:' | tr -d '\r')
+		case "$totals" in
+		*" fail:0 "*" skip:0 error:0")
+			echo "refpage_mte: ${totals#*# }" ;;
+		*)	echo "refpage_mte did not pass every case: ${totals:-no PASS line with Totals}"
+			return 1 ;;
+		esac
+		grep -a -q '^mmkit-guest: probe: refpage .*tagged (MTE): syscall' "$2" || {
+			echo "the probe does not name the syscall backend for tagged pages (MTE)"
+			return 1
+		} ;;
+	esac
+	return 0
 }
 
 # judge LOG: 0 when the guest ran the suite cleanly.
@@ -125,26 +152,31 @@ boot() {
 # linux-source-VERSION with $here/TIER.config and the series of
 # kernel/patches/VERSION/ applied, if there is one; built once per config
 # and series (the patches are part of the cache key).  0000-*.patch is the
-# series' cover letter, which changes no file.
+# series' cover letter, which changes no file.  An arm64 TIER (named
+# *-arm64*) is cross-built by build-kernel-arm64.sh.
 custom_kernel() {
 	config="$here/$1.config"
 	patches=$(ls "$top/kernel/patches/$2"/*.patch 2>/dev/null | grep -v '/0000-[^/]*$')
-	key=$(cat "$config" "$here/build-kernel.sh" $patches | sha256sum | cut -c1-12)
+	case $1 in
+	*-arm64*)	builder="$here/build-kernel-arm64.sh" image=Image ;;
+	*)		builder="$here/build-kernel.sh" image=bzImage ;;
+	esac
+	key=$(cat "$config" "$builder" $patches | sha256sum | cut -c1-12)
 	work="$cache/$1-$key"
-	if [ ! -f "$work/bzImage" ]; then
+	if [ ! -f "$work/$image" ]; then
 		fetch_deb "linux-source-$2:all" >&2 || return 1
 		deb=$(deb_path "linux-source-$2" all)
 		if [ -n "$patches" ] && [ ! -d "$work/src" ]; then
 			patched_source "$deb" "$2" "$work" $patches >&2 || return 1
 		fi
 		echo "building the $1 kernel from linux-source-$2 (10-30 minutes on 2 cores)" >&2
-		"$here/build-kernel.sh" "$deb" "$2" "$config" "$work" >&2 || return 1
+		"$builder" "$deb" "$2" "$config" "$work" >&2 || return 1
 	fi
-	echo "$work/bzImage"
+	echo "$work/$image"
 }
 
 # patched_source DEB VERSION WORK PATCH...: linux-source-VERSION unpacked
-# into WORK/src with the patches applied in order; build-kernel.sh then
+# into WORK/src with the patches applied in order; build-kernel*.sh then
 # builds it as it is (it unpacks only where WORK has no src).
 patched_source() {
 	deb=$1 version=$2 work=$3
@@ -161,17 +193,26 @@ patched_source() {
 	rm -rf "$work/unpack"
 }
 
-# series_programs SRC DIR: the kernel series' selftest and benchmark
-# (tools/testing/selftests/mm/refpage.c, refpage_bench.c), built static
-# against SRC's exported headers: DIR/tests/test-kselftest-refpage, which
-# the guest's runner runs with the suite, and DIR/refpage_bench.
+# series_programs SRC DIR [arm64]: the kernel series' selftest and
+# benchmark (tools/testing/selftests/mm/refpage.c, refpage_bench.c), built
+# static against SRC's exported headers: DIR/tests/test-kselftest-refpage,
+# which the guest's runner runs with the suite, and DIR/refpage_bench.
+# For arm64 they are cross-built, with the MTE selftest (refpage_mte.c,
+# test-kselftest-refpage-mte), which only an MTE guest runs.
 series_programs() {
 	mm="$1/tools/testing/selftests/mm"
-	make -s -C "$1" ARCH=x86_64 headers >&2 || return 1
+	karch=x86_64 cross="" cc=cc mte=""
+	if [ "${3:-}" = arm64 ]; then
+		karch=arm64 cross=aarch64-linux-gnu- cc=aarch64-linux-gnu-gcc mte=refpage_mte
+	fi
+	make -s -C "$1" ARCH=$karch CROSS_COMPILE=$cross headers >&2 || return 1
 	mkdir -p "$2/tests"
-	cc -static -O2 -Wall -isystem "$1/usr/include" -I "$1/tools/testing/selftests" \
-		"$mm/refpage.c" -o "$2/tests/test-kselftest-refpage" || return 1
-	cc -static -O2 -Wall -isystem "$1/usr/include" "$mm/refpage_bench.c" -o "$2/refpage_bench"
+	for test in refpage $mte; do
+		$cc -static -O2 -Wall -isystem "$1/usr/include" -I "$1/tools/testing/selftests" \
+			"$mm/$test.c" -o "$2/tests/test-kselftest-$(echo $test | tr _ -)" ||
+			return 1
+	done
+	$cc -static -O2 -Wall -isystem "$1/usr/include" "$mm/refpage_bench.c" -o "$2/refpage_bench"
 }
 
 # custom_series TIER: the linux-source series a self-built TIER is built
@@ -179,7 +220,7 @@ series_programs() {
 custom_series() {
 	case $1 in
 	custom-amd64|bench-amd64)	echo 6.1 ;;
-	custom612-amd64)		echo 6.12 ;;
+	custom612-amd64|custom612-arm64-mte)	echo 6.12 ;;
 	esac
 }
 
@@ -392,9 +433,29 @@ tagged_bench_args="--tagged --iterations 20"
 # times on real hardware): 100 iterations of its 12 rows, 10 of its first
 # touches by 1 and 2 threads (each 4 or 8 MB of first stores, emulated).
 series_bench_args="-n 100 -t 10"
+# The series' benchmark on the arm64 MTE guest, smaller: its 12 rows 20
+# times, first touches by threads 5 times.
+arm64_series_bench_args="-n 20 -t 5"
 # First stores from 1 and 2 threads (the guest's CPUs) on the series'
 # kernel, where every row is available: memset, syscall, kmod, memfd.
 threads_bench_args="--threads --iterations 10"
+
+# arm64_mte_tests DIR: what the custom612-arm64-mte guest runs of the
+# suite (build-aarch64, cross-built), into DIR: mmkit and the tests of
+# reference pages and MTE, which that tier is for; the Debian arm64 tiers
+# run the rest under TCG already.  Not test-refpage-cost either, which
+# measures the memfd backend's page cache (112 s of the guest's 274 s
+# here), no kernel's.
+arm64_mte_tests() {
+	rm -rf "$1" && mkdir -p "$1/tests" || return 1
+	cp "$top/build-aarch64/mmkit" "$1/" || return 1
+	for test in "$top"/build-aarch64/tests/test-refpage* "$top/build-aarch64/tests/test-mte" \
+		    "$top/build-aarch64/tests/test-probe"; do
+		case $test in */test-refpage-cost) continue ;; esac
+		[ ! -x "$test" ] || cp "$test" "$1/tests/" || return 1
+	done
+	echo "$1"
+}
 
 # prepare_tier TIER: the kernel (fetched, or waited for while it builds in
 # the background), the modules, the tests and the initramfs of TIER's
@@ -402,7 +463,7 @@ threads_bench_args="--threads --iterations 10"
 # seconds spent getting the kernel.  It writes what tiers share (the
 # cache, the static tests, build-aarch64): one tier at a time.
 prepare_tier() {
-	kernel="" modules="" arch=amd64 guest_mib=2048 kernel_secs=0 series_dir=""
+	kernel="" modules="" arch=amd64 guest_mib=2048 kernel_secs=0 series_dir="" require=""
 	bench_dir="$out/bench-$1"
 	rm -rf "$bench_dir" "$out/$1".*.json
 	arm64_qemu=qemu-system-aarch64 arm64_qemu_data="" arm64_machine=virt
@@ -449,6 +510,28 @@ prepare_tier() {
 			guest_bench names "$out/static-amd64/bench/bench-names" "$names_bench_args"
 			guest_bench secret "$out/static-amd64/bench/bench-secret" "$direct_map_bench_args"
 		fi ;;
+	custom612-arm64-mte)
+		arch=arm64
+		require="mte syscall"
+		qemu=$(qemu_mte) || return 1
+		arm64_qemu=$qemu/usr/bin/qemu-system-aarch64
+		arm64_qemu_data=$qemu/usr/share/qemu
+		arm64_machine=virt,mte=on
+		kernel_start=$(date +%s)
+		wait_prebuilt "$1"
+		kernel=$(custom_kernel "$1" "$(custom_series "$1")") || return 1
+		kernel_secs=$(( $(date +%s) - kernel_start ))
+		src="$(dirname "$kernel")/src"
+		modules="$(build_module "$src" "$out/kmod-$1" ARCH=arm64 \
+			CROSS_COMPILE=aarch64-linux-gnu-) $src/drivers/block/brd.ko" || return 1
+		make -s -C "$top" cross-aarch64 || return 1
+		series_dir="$out/series-$1"
+		series_programs "$src" "$series_dir" arm64 || return 1
+		tests=$(arm64_mte_tests "$out/tests-$1") || return 1
+		guest_bench refpage-series "$series_dir/refpage_bench" "$arm64_series_bench_args"
+		make -s -C "$top" B=build-aarch64 CC=aarch64-linux-gnu-gcc LDFLAGS=-static \
+			build-aarch64/bench/bench-refpage || return 1
+		guest_bench refpage "$top/build-aarch64/bench/bench-refpage" "$tagged_bench_args" ;;
 	debian-arm64|debian-arm64-mte|debian612-arm64-mte)
 		arch=arm64
 		series=6.1
@@ -500,5 +583,6 @@ boot_tier() {
 	echo "booted $(basename "$kernel") and ran the suite in $(( $(date +%s) - start ))s"
 	grep -a -E '^(PASS|FAIL|SKIP) |mmkit-guest' "$log" || true
 	judge "$log" || return 1
+	expect_coverage "$1" "$log" || return 1
 	keep_bench_reports "$1" "$log"
 }

@@ -9,7 +9,8 @@
 # or "suspicious RCU usage" (PROVE_RCU).  QEMU's own exit code says nothing.
 #
 #   tests/kernels/run.sh debian-amd64 debian-arm64 debian-arm64-mte \
-#	debian612-amd64 debian612-arm64-mte custom-amd64 custom612-amd64 bench-amd64
+#	debian612-amd64 debian612-arm64-mte custom-amd64 custom612-amd64 bench-amd64 \
+#	custom612-arm64-mte
 #
 # Kernels and packages are cached in $MMKIT_KERNEL_CACHE
 # (default ${XDG_CACHE_HOME:-~/.cache}/mmkit-kernels, beside mmkit's other
