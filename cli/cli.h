@@ -112,5 +112,7 @@ int cli_parse_pid(const char *s, pid_t *out);
 
 /* The directory this program's binary is in (/proc/self/exe), into @dir. */
 int cli_self_dir(char *dir, size_t len);
+/* CLOCK_MONOTONIC in seconds: deadlines and durations. */
+double cli_now(void);
 
 #endif /* MMKIT_CLI_H */

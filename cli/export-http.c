@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -58,14 +57,6 @@ static volatile sig_atomic_t stopping;
 static void on_signal(int sig)
 {
 	stopping = sig;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /*
@@ -243,7 +234,7 @@ static int send_all(int fd, const char *p, size_t len, double deadline)
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -errno;
-		left = deadline - now();
+		left = deadline - cli_now();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		if (poll(&pfd, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR)
@@ -255,7 +246,7 @@ static int send_all(int fd, const char *p, size_t len, double deadline)
 static void respond(struct server *s, int fd, const char *status, const char *type,
 		    const char *body, size_t len, int head)
 {
-	double deadline = now() + EXPORT_WRITE_SECONDS;
+	double deadline = cli_now() + EXPORT_WRITE_SECONDS;
 	char header[256];
 	int n;
 
@@ -476,7 +467,7 @@ static void accept_some(struct server *s)
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
 				s->paused = 1;
-				s->paused_until = now() + 1;
+				s->paused_until = cli_now() + 1;
 			}
 			return;
 		}
@@ -488,7 +479,7 @@ static void accept_some(struct server *s)
 		make_room(s);
 		c->fd = fd;
 		c->len = 0;
-		c->deadline = now() + EXPORT_READ_SECONDS;
+		c->deadline = cli_now() + EXPORT_READ_SECONDS;
 		s->conns[s->n++] = c;
 		if (receive(s, c))
 			drop(s, s->n - 1);
@@ -502,7 +493,7 @@ static void loop(struct server *s)
 	size_t i, n;
 
 	while (!stopping) {
-		t = now();
+		t = cli_now();
 		next = t + 60;
 		for (i = s->n; i-- > 0;) {
 			if (s->conns[i]->deadline > t)

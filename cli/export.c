@@ -22,7 +22,6 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -230,19 +229,11 @@ static void write_scrape(FILE *f, int om, const struct fleet *fl, unsigned long 
 			reject_reasons[i], c->rejected[i]);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int export_write(FILE *f, const struct export_opts *o, int om, const struct export_counters *c)
 {
 	struct group other = { .name = "[other]", .kind = MMKIT_REGION_SPECIAL + 1 };
 	unsigned long long folded = 0;
-	double start = now();
+	double start = cli_now();
 	struct fleet fl;
 	size_t own, i;
 	int ret;
@@ -270,7 +261,7 @@ int export_write(FILE *f, const struct export_opts *o, int om, const struct expo
 		write_processes(f, om, &fl, o->top_processes);
 	}
 	write_special(f, om, &fl);
-	write_scrape(f, om, &fl, folded, now() - start, c);
+	write_scrape(f, om, &fl, folded, cli_now() - start, c);
 	if (om)
 		fputs("# EOF\n", f);
 	fleet_free(&fl);
