@@ -111,8 +111,10 @@ EOF
 }
 
 # serve [OPTIONS...]: mmkit export --listen 127.0.0.1:0 OPTIONS; its
-# address in $addr (HOST:PORT), its PID in $server.
+# address in $addr (HOST:PORT), its PID in $server.  The last server's
+# line goes first: the shell truncates the file in the child, after the fork.
 serve() {
+	rm -f "$tmp/serve.out"
 	"$mmkit" export --listen 127.0.0.1:0 "$@" >"$tmp/serve.out" 2>&1 &
 	server=$!
 	started="$started $server"

@@ -84,8 +84,11 @@ EOF
 why=""
 # start NAME ARGS...: runs the target and waits for its "ready" line
 # (30 s: the registry target names 60,000 pages); 0, 77 (skip) or 1, why.
+# The last run of the same target left its "ready" in the file, and the
+# shell truncates it in the child, some time after the fork: it goes first.
 start() {
 	name=$1; shift
+	rm -f "$tmp/$name.out"
 	"$hostile/$name" "$@" >"$tmp/$name.out" 2>&1 &
 	pid=$!
 	tries=0
