@@ -360,7 +360,9 @@ static unsigned int first_free_word(const struct chunk *c)
 	secret__corrupt(c->data, "a chunk with free slots has none in its bitmap");
 }
 
-/* A chunk of class @k with a free slot, a new one if need be. */
+static void held_release(unsigned int k);
+
+/* A chunk of class @k with a free slot, a new one if need be, else a held slot's. */
 static int chunk_avail(unsigned int k, secret_reclaim_fn *reclaim, struct chunk **out)
 {
 	struct chunk *c = S.cls[k].avail;
@@ -368,8 +370,12 @@ static int chunk_avail(unsigned int k, secret_reclaim_fn *reclaim, struct chunk 
 
 	if (!c) {
 		ret = chunk_assign(k, reclaim, &c);
-		if (ret)
-			return ret;
+		if (ret) {
+			held_release(k);
+			c = S.cls[k].avail;
+			if (!c)
+				return ret;
+		}
 	}
 	chunk_check(c);
 	*out = c;
@@ -403,7 +409,8 @@ int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim)
  * The chunk of class @k a cache owning through @mine refills from: its own
  * while it has a free slot, else the first no other cache owns, else a new
  * one (from the cache of empty chunks only, without @may_map); when none
- * can be had, any with a free slot (shared, not owned).
+ * can be had, any with a free slot (shared, not owned), after the held
+ * slots go back if need be.
  */
 static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *reclaim,
 		       int may_map, struct chunk **out)
@@ -423,6 +430,8 @@ static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *r
 		;
 	if (!c) {
 		ret = may_map || S.cache ? chunk_assign(k, reclaim, &c) : -EAGAIN;
+		if (ret && may_map && !S.cls[k].avail)
+			held_release(k);
 		if (ret && !S.cls[k].avail)
 			return ret;
 		if (ret) {
@@ -475,6 +484,7 @@ int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *o
 		slot_take(c, idx);
 		out[got].chunk = c;
 		out[got].idx = idx;
+		out[got].freed = 0;
 		got++;
 	}
 	*n = got;
@@ -548,6 +558,44 @@ void secret__pool_give(const struct cached_slot *in, unsigned int n)
 		slot_put(in[i].chunk, in[i].idx);
 }
 
+/*
+ * A freed slot is handed out again only after the quarantine's worth of
+ * later frees of its class, whatever its thread does: a thread's exit
+ * used to give its cache's slots back to their chunks at once, where the
+ * next allocation of another thread took the one just freed, and a stale
+ * pointer read that thread's secret.
+ */
+void secret__pool_hold(const struct cached_slot *in, unsigned int n)
+{
+	struct class *cl;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		cl = &S.cls[in[i].chunk->cls];
+		if (cl->nheld == cl->quarantine) {
+			slot_put(cl->held[cl->held_head].chunk, cl->held[cl->held_head].idx);
+			cl->held_head = (cl->held_head + 1) % QUARANTINE;
+			cl->nheld--;
+		}
+		cl->held[(cl->held_head + cl->nheld++) % QUARANTINE] = in[i];
+	}
+}
+
+/*
+ * The held slots of class @k go back to their chunks: the quarantine
+ * gives way rather than an allocation fail (no chunk can be mapped, or
+ * one would exceed the lock limit), as a thread's own does.
+ */
+static void held_release(unsigned int k)
+{
+	struct class *cl = &S.cls[k];
+
+	for (; cl->nheld; cl->nheld--) {
+		slot_put(cl->held[cl->held_head].chunk, cl->held[cl->held_head].idx);
+		cl->held_head = (cl->held_head + 1) % QUARANTINE;
+	}
+}
+
 void secret__pool_free(struct chunk *c, char *p)
 {
 	unsigned int idx;
@@ -571,7 +619,7 @@ void secret__pool_free(struct chunk *c, char *p)
 	c->sizes[idx] = SLOT_FREED;
 	S.allocs_live--;
 	S.bytes_live -= size;
-	slot_put(c, idx);
+	secret__pool_hold(&(struct cached_slot){ .chunk = c, .idx = idx, .freed = 1 }, 1);
 }
 
 unsigned long long secret__pool_empty_pages(void)
@@ -593,6 +641,8 @@ unsigned int secret__pool_trim(void)
 	unsigned int n = 0, k;
 
 	for (k = 0; k < NCLASSES; k++) {
+		/* Over the lock limit the quarantine gives way: its chunks may empty. */
+		held_release(k);
 		if (!S.cls[k].empty)
 			continue;
 		for (c = S.cls[k].avail; c && c->nfree < c->nslots; c = c->next)
@@ -652,6 +702,7 @@ void secret__pool_forget(void)
 	for (i = 0; i < NCLASSES; i++) {
 		S.cls[i].avail = NULL;
 		S.cls[i].empty = 0;
+		S.cls[i].nheld = 0;
 	}
 	S.cache = NULL;
 	S.cached_bytes = 0;

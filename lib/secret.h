@@ -94,17 +94,15 @@ struct arena {
 	struct chunk chunk[BLOCKS_PER_ARENA];
 };
 
-struct class {
-	struct chunk *avail;		/* chunks with a free slot */
-	unsigned int empty;		/* of those, chunks with every slot free */
-	unsigned int cache_max;		/* slots a thread's cache holds at most */
-	unsigned int quarantine;	/* freed slots it holds back from reuse */
-};
-
-/* A slot held by a thread's cache, with its canary pattern (secret-mem.c). */
+/*
+ * A slot held by a thread's cache (or by its class's quarantine), with its
+ * canary pattern (secret-mem.c); @freed: it was freed into the cache, not
+ * taken fresh from its chunk.
+ */
 struct cached_slot {
 	struct chunk *chunk;
 	unsigned int idx;
+	unsigned int freed;
 	uint64_t canary;
 };
 
@@ -115,8 +113,26 @@ struct cached_slot {
  * reads zeros rather than the next secret.  A thread's slots of a class
  * are a ring of CACHE_RING, the oldest first: fresh slots go in at the
  * front, freed ones at the back, and allocation takes from the front.
+ * The quarantine outlives the thread: when it exits (or when a secret is
+ * freed without a cache), its freed slots go to their class's ring of
+ * held slots, not back to their chunks (secret-pool.c).
  */
 #define QUARANTINE	16
+
+struct class {
+	struct chunk *avail;		/* chunks with a free slot */
+	unsigned int empty;		/* of those, chunks with every slot free */
+	unsigned int cache_max;		/* slots a thread's cache holds at most */
+	unsigned int quarantine;	/* freed slots it holds back from reuse */
+	/*
+	 * Freed slots no cache holds back any more, the last quarantine of
+	 * them, oldest first from held_head: neither free in their chunks nor
+	 * live, as a cache's are.
+	 */
+	struct cached_slot held[QUARANTINE];
+	unsigned int held_head, nheld;
+};
+
 #define CACHE_RING	64
 /* The size recorded for a slot freed since its chunk was carved. */
 #define SLOT_FREED	0x8000
@@ -320,6 +336,12 @@ int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *o
 void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */
 void secret__pool_give(const struct cached_slot *in, unsigned int n);
+/*
+ * Holds freed slots that no cache holds back any more in their class's
+ * quarantine, oldest first; the oldest held beyond it go back to their
+ * chunks.
+ */
+void secret__pool_hold(const struct cached_slot *in, unsigned int n);
 /*
  * The size asked for by the secret starting at @p in @c, or 0 if none does;
  * needs no lock in an active chunk (as secret__slot_check()).

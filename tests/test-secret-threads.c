@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "harness.h"
@@ -156,6 +157,23 @@ static void *hand_over(void *arg)
 	return NULL;
 }
 
+/* Slots of @c its class holds in quarantine for exited threads; S.lock held. */
+static unsigned int held_in(const struct chunk *c)
+{
+	const struct class *cl = &S.cls[c->cls];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < cl->nheld; i++)
+		n += cl->held[(cl->held_head + i) % QUARANTINE].chunk == c;
+	return n;
+}
+
+/* Every slot of @c is free in it or held in quarantine: no thread's cache has one. */
+static int all_back(const struct chunk *c)
+{
+	return c->state != CHUNK_ACTIVE || c->nfree + held_in(c) == c->nslots;
+}
+
 static void test_cross_free(void)
 {
 	static struct queue ab, ba;
@@ -164,7 +182,7 @@ static void test_cross_free(void)
 	pthread_t ta, tb;
 	int i;
 
-	T_CASE("two threads free each other's secrets: checked, wiped, counted, slots back in their chunks");
+	T_CASE("two threads free each other's secrets: checked, wiped, counted, slots back in their chunks or quarantine");
 	queue_init(&ab);
 	queue_init(&ba);
 	T_EQ(mmkit_secret_stats(&before), 0);
@@ -175,13 +193,16 @@ static void test_cross_free(void)
 	T_EQ(mmkit_secret_stats(&after), 0);
 	T_EQ(after.allocs_live, before.allocs_live);
 	T_EQ(after.bytes_live, before.bytes_live);
-	/* Both threads exited: their caches went back to the chunks, none is left registered. */
+	/*
+	 * Both threads exited: their caches went back to the chunks, but for
+	 * the quarantine, which their classes hold; none is left registered.
+	 */
 	pthread_mutex_lock(&S.lock);
 	T_ASSERT(S.caches == NULL);
 	for (i = 0; i < HANDED; i++) {
 		T_ASSERT(a.chunk[i] && b.chunk[i]);
-		T_ASSERT(a.chunk[i]->state != CHUNK_ACTIVE || a.chunk[i]->nfree == a.chunk[i]->nslots);
-		T_ASSERT(b.chunk[i]->state != CHUNK_ACTIVE || b.chunk[i]->nfree == b.chunk[i]->nslots);
+		T_ASSERT(all_back(a.chunk[i]));
+		T_ASSERT(all_back(b.chunk[i]));
 	}
 	pthread_mutex_unlock(&S.lock);
 }
@@ -241,6 +262,105 @@ static void test_cross_abort(void)
 	T_CASE("a damaged canary or a second free aborts when another thread frees");
 	expect_abort(free_damaged_elsewhere);
 	expect_abort(free_twice_elsewhere);
+}
+
+/* A thread frees a secret of @arg bytes, keeping the stale pointer, and exits. */
+static void *free_and_exit(void *arg)
+{
+	struct item it = make_item(*(size_t *)arg, 0x77);
+
+	mmkit_secret_free(it.p);
+	return it.p;
+}
+
+/*
+ * The slot a thread freed last before it exited is not handed out to
+ * another thread by the next allocations of its class (16, or 8 of
+ * 2 KiB): a stale pointer reads zeros, not that thread's secret.  A
+ * thread's exit gave its quarantine back to the chunks, and the next
+ * allocation took the slot just freed.  In a child: an allocator with no
+ * other thread's slots in it.
+ */
+static void exit_quarantine(void *arg)
+{
+	static const struct { size_t size, held; } cases[] = {
+		{ 32, QUARANTINE }, { 1000, QUARANTINE }, { 2000, 8 },
+	};
+	struct item q[QUARANTINE];
+	unsigned char *stale;
+	size_t i, j;
+	pthread_t t;
+
+	(void)arg;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		T_EQ(pthread_create(&t, NULL, free_and_exit, (void *)&cases[i].size), 0);
+		T_EQ(pthread_join(t, (void **)&stale), 0);
+		for (j = 0; j < cases[i].held; j++) {
+			q[j] = make_item(cases[i].size, 0x33);
+			if (q[j].p == stale)
+				T_FAIL("a %zu-byte secret freed by a thread that exited came back at allocation %zu of %zu",
+				       cases[i].size, j + 1, cases[i].held);
+		}
+		t_expect_bytes(stale, cases[i].size, 0);
+		for (j = 0; j < cases[i].held; j++)
+			check_free(&q[j]);
+	}
+}
+
+/* Allocates 32-byte secrets up to the lock limit, frees them all, exits: how many. */
+static void *fill_and_exit(void *arg)
+{
+	void **p = arg;
+	size_t n = 0, i;
+	int ret = 0;
+
+	while (n < 4096 && !(ret = mmkit_secret_alloc(&p[n], 32, MMKIT_SECRET_QUIET)))
+		n++;
+	T_EQ(ret, -ENOMEM);
+	for (i = 0; i < n; i++)
+		mmkit_secret_free(p[i]);
+	return (void *)n;
+}
+
+/*
+ * Under a limit with room for one page of 32-byte secrets, the slots an
+ * exited thread held in quarantine give way rather than another thread's
+ * allocation fail: as many allocations succeed as the thread made.
+ */
+static void exit_quarantine_tight(void *arg)
+{
+	static void *p[4096];
+	struct mmkit_memlock m;
+	struct rlimit rl;
+	size_t n, i;
+	pthread_t t;
+	void *res;
+
+	(void)arg;
+	t_become_nobody();
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	rl.rlim_cur = rl.rlim_max = m.locked + (rlim_t)sysconf(_SC_PAGESIZE);
+	T_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	T_EQ(pthread_create(&t, NULL, fill_and_exit, p), 0);
+	T_EQ(pthread_join(t, &res), 0);
+	n = (size_t)res;
+	T_ASSERT(n > QUARANTINE);
+	for (i = 0; i < n; i++)
+		if (mmkit_secret_alloc(&p[i], 32, MMKIT_SECRET_QUIET))
+			T_FAIL("allocation %zu of %zu at the limit failed after a thread exited: %s", i + 1,
+			       n, mmkit_last_error());
+	for (i = 0; i < n; i++)
+		mmkit_secret_free(p[i]);
+}
+
+static void test_exit_quarantine(void)
+{
+	T_CASE("a thread's exit keeps its quarantine: its last freed slot is not another thread's next");
+	T_CHILD_OK(t_in_child(exit_quarantine, NULL));
+	if (t_is_root()) {
+		T_CASE("at the lock limit, the quarantine of an exited thread gives way rather than fail");
+		T_CHILD_OK(t_in_child(exit_quarantine_tight, NULL));
+	}
 }
 
 #define THREADS		8
@@ -311,6 +431,7 @@ static void suite(void)
 {
 	test_cross_free();
 	test_cross_abort();
+	test_exit_quarantine();
 	test_many_threads();
 }
 
