@@ -28,7 +28,7 @@
  * counts of the statistics are S's plus each cache's own, so they stay
  * exact.  A thread's cache goes back to the chunks when the thread exits
  * (the key's destructor), so empty chunks can be released, all but its
- * quarantine, which its classes hold on (secret__pool_hold); after fork()
+ * quarantine, held in its chunks (secret__pool_hold); after fork()
  * the child forgets the caches of the threads it does not have.
  */
 #include <errno.h>
@@ -64,8 +64,8 @@ static void ring_give(struct thread_cache *tc, unsigned int k, unsigned int n)
 
 /*
  * Gives @tc's slots back and folds its counts into S's; S.lock held.  The
- * freed slots of its quarantine (the back of each ring) go to their
- * class's, the others to their chunks.
+ * freed slots of its quarantine (the back of each ring) stay held in
+ * their chunks (secret__pool_hold), the others are freed there.
  */
 static void cache_drain(struct thread_cache *tc)
 {

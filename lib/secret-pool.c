@@ -256,7 +256,7 @@ static int chunk_assign(unsigned int k, secret_reclaim_fn *reclaim, struct chunk
 	 */
 	sizes_len = ((size_t)class_nslots[1][k] * sizeof(uint16_t) + 63) & ~(size_t)63;
 	/* Without it the chunk stays in the cache, for the next try. */
-	meta = mmkit__calloc(1, 64 + sizes_len + (words + sums) * sizeof(uint64_t));
+	meta = mmkit__calloc(1, 64 + sizes_len + (2 * words + sums) * sizeof(uint64_t));
 	if (!meta)
 		return -ENOMEM;
 	cache_del(c);
@@ -265,6 +265,8 @@ static int chunk_assign(unsigned int k, secret_reclaim_fn *reclaim, struct chunk
 	c->sizes = (uint16_t *)at;
 	c->free_map = (uint64_t *)(at + sizes_len);
 	c->free_sum = c->free_map + words;
+	c->held_map = c->free_sum + sums;
+	c->nheld = 0;
 	for (w = 0; w < words; w++)
 		c->free_map[w] = w + 1 < words || !(nslots % 64) ? ~0ULL : (1ULL << (nslots % 64)) - 1;
 	for (w = 0; w < sums; w++)
@@ -287,7 +289,7 @@ static void chunk_meta_free(struct chunk *c)
 	free(c->meta);
 	c->meta = NULL;
 	c->sizes = NULL;
-	c->free_map = c->free_sum = NULL;
+	c->free_map = c->free_sum = c->held_map = NULL;
 }
 
 /* An emptied chunk leaves its class: kept in the cache, or unmapped. */
@@ -537,8 +539,8 @@ static void slot_put(struct chunk *c, unsigned int idx)
 
 	chunk_check(c);
 	if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
-	    c->nfree >= c->nslots)
-		secret__corrupt(c->data, "a slot given back that is free or live");
+	    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
+		secret__corrupt(c->data, "a slot given back that is free, held or live");
 	c->free_map[w] |= 1ULL << (idx % 64);
 	c->free_sum[w / 64] |= 1ULL << (w % 64);
 	if (!c->nfree++)
@@ -559,41 +561,68 @@ void secret__pool_give(const struct cached_slot *in, unsigned int n)
 }
 
 /*
- * A freed slot is handed out again only after the quarantine's worth of
- * later frees of its class, whatever its thread does: a thread's exit
- * used to give its cache's slots back to their chunks at once, where the
- * next allocation of another thread took the one just freed, and a stale
- * pointer read that thread's secret.
+ * A freed slot is not handed out again while others can be, whatever its
+ * thread does: a thread's exit used to give its cache's slots back to
+ * their chunks at once, where the next allocation of another thread took
+ * the one just freed, and a stale pointer read that thread's secret.
+ * Every exited thread's quarantine is held, in its chunks, not only the
+ * last one's: a slot is held until its class has no free slot and no
+ * chunk can be had (held_release()), as a live thread's quarantine is.
  */
 void secret__pool_hold(const struct cached_slot *in, unsigned int n)
 {
-	struct class *cl;
-	unsigned int i;
+	struct chunk *c;
+	unsigned int i, idx, w;
 
 	for (i = 0; i < n; i++) {
-		cl = &S.cls[in[i].chunk->cls];
-		if (cl->nheld == cl->quarantine) {
-			slot_put(cl->held[cl->held_head].chunk, cl->held[cl->held_head].idx);
-			cl->held_head = (cl->held_head + 1) % QUARANTINE;
-			cl->nheld--;
-		}
-		cl->held[(cl->held_head + cl->nheld++) % QUARANTINE] = in[i];
+		c = in[i].chunk;
+		idx = in[i].idx;
+		w = idx / 64;
+		chunk_check(c);
+		if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
+		    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
+			secret__corrupt(c->data, "a slot held that is free, held or live");
+		c->held_map[w] |= 1ULL << (idx % 64);
+		c->nheld++;
+		S.cls[c->cls].nheld++;
+	}
+}
+
+/* The held slots of @c go back to its chunk, which may leave its class once empty. */
+static void chunk_held_release(struct chunk *c)
+{
+	unsigned int w = 0, idx;
+
+	/* c->nheld, not the bitmap, ends the loop: the last slot_put() may free it. */
+	while (c->nheld) {
+		while (!c->held_map[w])
+			if (++w >= map_words(c->nslots))
+				secret__corrupt(c->data, "held slots counted but not in the bitmap");
+		idx = w * 64 + (unsigned int)__builtin_ctzll(c->held_map[w]);
+		c->held_map[w] &= c->held_map[w] - 1;
+		c->nheld--;
+		S.cls[c->cls].nheld--;
+		slot_put(c, idx);
 	}
 }
 
 /*
  * The held slots of class @k go back to their chunks: the quarantine
  * gives way rather than an allocation fail (no chunk can be mapped, or
- * one would exceed the lock limit), as a thread's own does.
+ * one would exceed the lock limit), as a thread's own does.  Rare: a scan
+ * of every chunk, which is what a held slot needs no list for.
  */
 static void held_release(unsigned int k)
 {
-	struct class *cl = &S.cls[k];
+	struct chunk *c;
+	size_t i, j;
 
-	for (; cl->nheld; cl->nheld--) {
-		slot_put(cl->held[cl->held_head].chunk, cl->held[cl->held_head].idx);
-		cl->held_head = (cl->held_head + 1) % QUARANTINE;
-	}
+	for (i = 0; i < S.narenas && S.cls[k].nheld; i++)
+		for (j = 0; j < BLOCKS_PER_ARENA; j++) {
+			c = &S.arenas[i]->chunk[j];
+			if (c->state == CHUNK_ACTIVE && c->cls == k && c->nheld)
+				chunk_held_release(c);
+		}
 }
 
 void secret__pool_free(struct chunk *c, char *p)
@@ -687,6 +716,7 @@ void secret__pool_forget(void)
 			if (c->state != CHUNK_ACTIVE && c->state != CHUNK_CACHED)
 				continue;
 			c->owed = c->state == CHUNK_ACTIVE ? live_slots(c) : 0;
+			c->nheld = 0;
 			if (secret__unmap(c->data, c->len))
 				c->state = CHUNK_LOST;
 			else if (c->owed)

@@ -58,7 +58,8 @@ enum chunk_state {
 
 /*
  * A slot is live (its size in sizes[]), free in its chunk (its bit set in
- * free_map), or held by a thread's cache (neither); a slot not live was
+ * free_map), held in quarantine (its bit set in held_map), or held by a
+ * thread's cache (none of these); a slot not live was
  * never handed out (size 0) or was freed (SLOT_FREED), which tells a bad
  * pointer from a double free.  Only the thread
  * holding a slot writes its sizes[] entry; everything else in a chunk
@@ -73,7 +74,10 @@ struct chunk {
 	uint16_t *sizes;		/* bytes asked for, per slot; 0 or SLOT_FREED: not live */
 	uint64_t *free_map;		/* a bit per slot: free in the chunk */
 	uint64_t *free_sum;		/* a bit per free_map word: it has a bit set */
+	/* A bit per slot: held in quarantine for a thread that exited (secret__pool_hold). */
+	uint64_t *held_map;
 	unsigned int nfree;		/* bits set in free_map */
+	unsigned int nheld;		/* bits set in held_map */
 	unsigned int nslots;
 	unsigned int owed;		/* CHUNK_DEAD: the parent's live slots, owed a free */
 	unsigned int slot;
@@ -95,7 +99,7 @@ struct arena {
 };
 
 /*
- * A slot held by a thread's cache (or by its class's quarantine), with its
+ * A slot held by a thread's cache (or on its way to quarantine), with its
  * canary pattern (secret-mem.c); @freed: it was freed into the cache, not
  * taken fresh from its chunk.
  */
@@ -114,8 +118,9 @@ struct cached_slot {
  * are a ring of CACHE_RING, the oldest first: fresh slots go in at the
  * front, freed ones at the back, and allocation takes from the front.
  * The quarantine outlives the thread: when it exits (or when a secret is
- * freed without a cache), its freed slots go to their class's ring of
- * held slots, not back to their chunks (secret-pool.c).
+ * freed without a cache), its freed slots are held in their chunks, not
+ * freed there, and handed out only when no chunk can be had, as a live
+ * thread's (secret-pool.c).
  */
 #define QUARANTINE	16
 
@@ -124,13 +129,7 @@ struct class {
 	unsigned int empty;		/* of those, chunks with every slot free */
 	unsigned int cache_max;		/* slots a thread's cache holds at most */
 	unsigned int quarantine;	/* freed slots it holds back from reuse */
-	/*
-	 * Freed slots no cache holds back any more, the last quarantine of
-	 * them, oldest first from held_head: neither free in their chunks nor
-	 * live, as a cache's are.
-	 */
-	struct cached_slot held[QUARANTINE];
-	unsigned int held_head, nheld;
+	unsigned int nheld;		/* slots held in its chunks' held_map */
 };
 
 #define CACHE_RING	64
@@ -337,9 +336,9 @@ void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */
 void secret__pool_give(const struct cached_slot *in, unsigned int n);
 /*
- * Holds freed slots that no cache holds back any more in their class's
- * quarantine, oldest first; the oldest held beyond it go back to their
- * chunks.
+ * Holds freed slots that no cache holds back any more in quarantine: in
+ * their chunks, handed out only when their class has no free slot and no
+ * chunk can be had.
  */
 void secret__pool_hold(const struct cached_slot *in, unsigned int n);
 /*

@@ -157,21 +157,10 @@ static void *hand_over(void *arg)
 	return NULL;
 }
 
-/* Slots of @c its class holds in quarantine for exited threads; S.lock held. */
-static unsigned int held_in(const struct chunk *c)
-{
-	const struct class *cl = &S.cls[c->cls];
-	unsigned int i, n = 0;
-
-	for (i = 0; i < cl->nheld; i++)
-		n += cl->held[(cl->held_head + i) % QUARANTINE].chunk == c;
-	return n;
-}
-
 /* Every slot of @c is free in it or held in quarantine: no thread's cache has one. */
 static int all_back(const struct chunk *c)
 {
-	return c->state != CHUNK_ACTIVE || c->nfree + held_in(c) == c->nslots;
+	return c->state != CHUNK_ACTIVE || c->nfree + c->nheld == c->nslots;
 }
 
 static void test_cross_free(void)
@@ -307,6 +296,58 @@ static void exit_quarantine(void *arg)
 	}
 }
 
+#define EXITING	3
+
+/* A thread allocates QUARANTINE 32-byte secrets, frees them all (@arg: where they were), exits. */
+static void *free_all_and_exit(void *arg)
+{
+	unsigned char **stale = arg;
+	struct item it[QUARANTINE];
+	size_t i;
+
+	for (i = 0; i < QUARANTINE; i++)
+		it[i] = make_item(32, 0x55);
+	for (i = 0; i < QUARANTINE; i++) {
+		mmkit_secret_free(it[i].p);
+		stale[i] = it[i].p;
+	}
+	return NULL;
+}
+
+/*
+ * EXITING threads exit one after the other, each with a full quarantine
+ * of 32-byte slots: none of them is among another thread's next
+ * allocations, however many exited since (each exit pushed the one
+ * before's back into the chunks, where the next allocation took 15 of
+ * its 16).
+ */
+static void exit_quarantine_many(void *arg)
+{
+	static unsigned char *stale[EXITING][QUARANTINE];
+	struct item q[EXITING * QUARANTINE];
+	size_t i, j, k;
+	pthread_t t;
+
+	(void)arg;
+	for (i = 0; i < EXITING; i++) {
+		T_EQ(pthread_create(&t, NULL, free_all_and_exit, stale[i]), 0);
+		T_EQ(pthread_join(t, NULL), 0);
+	}
+	for (k = 0; k < EXITING * QUARANTINE; k++) {
+		q[k] = make_item(32, 0x33);
+		for (i = 0; i < EXITING; i++)
+			for (j = 0; j < QUARANTINE; j++)
+				if (q[k].p == stale[i][j])
+					T_FAIL("allocation %zu of %d took slot %zu freed by exited thread %zu of %d",
+					       k + 1, EXITING * QUARANTINE, j + 1, i + 1, EXITING);
+	}
+	for (i = 0; i < EXITING; i++)
+		for (j = 0; j < QUARANTINE; j++)
+			t_expect_bytes(stale[i][j], 32, 0);
+	for (k = 0; k < EXITING * QUARANTINE; k++)
+		check_free(&q[k]);
+}
+
 /* Allocates 32-byte secrets up to the lock limit, frees them all, exits: how many. */
 static void *fill_and_exit(void *arg)
 {
@@ -357,6 +398,8 @@ static void test_exit_quarantine(void)
 {
 	T_CASE("a thread's exit keeps its quarantine: its last freed slot is not another thread's next");
 	T_CHILD_OK(t_in_child(exit_quarantine, NULL));
+	T_CASE("every exited thread's quarantine is kept, not only the last one's");
+	T_CHILD_OK(t_in_child(exit_quarantine_many, NULL));
 	if (t_is_root()) {
 		T_CASE("at the lock limit, the quarantine of an exited thread gives way rather than fail");
 		T_CHILD_OK(t_in_child(exit_quarantine_tight, NULL));
