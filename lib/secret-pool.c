@@ -664,14 +664,14 @@ unsigned long long secret__pool_empty_pages(void)
 	return bytes / S.page;
 }
 
-unsigned int secret__pool_trim(void)
+unsigned int secret__pool_trim(int unhold)
 {
 	struct chunk *c, *next;
 	unsigned int n = 0, k;
 
 	for (k = 0; k < NCLASSES; k++) {
-		/* Over the lock limit the quarantine gives way: its chunks may empty. */
-		held_release(k);
+		if (unhold)
+			held_release(k);
 		if (!S.cls[k].empty)
 			continue;
 		for (c = S.cls[k].avail; c && c->nfree < c->nslots; c = c->next)

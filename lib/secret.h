@@ -239,8 +239,8 @@ const char *secret__errname(int err);
 int secret__choose_backend(void);
 /*
  * Maps secret pages over the guard reservation [addr, addr + *len).  When
- * they would exceed the lock limit, calls @reclaim and tries again once,
- * then tries @least bytes (a page multiple, at most *len); *len: the bytes
+ * they would exceed the lock limit, calls @reclaim and tries again, while
+ * it releases something, then tries @least bytes (a page multiple, at most *len); *len: the bytes
  * mapped.  On failure the guard is put back; *lost tells when even that
  * failed.
  */
@@ -355,8 +355,12 @@ int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim);
 unsigned long long secret__pool_empty_pages(void);
 /* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
 void secret__pool_forget(void);
-/* Unmaps empty chunks beyond the reserve; how many. */
-unsigned int secret__pool_trim(void);
+/*
+ * Unmaps empty chunks beyond the reserve; how many.  @unhold: the held
+ * slots of every class go back to their chunks first, so that the chunks
+ * only they kept may go: the last resort, when nothing else could.
+ */
+unsigned int secret__pool_trim(int unhold);
 
 /* secret-cache.c */
 /* Sets up the thread-exit flush, once. */

@@ -394,6 +394,83 @@ static void exit_quarantine_tight(void *arg)
 		mmkit_secret_free(p[i]);
 }
 
+/* A thread allocates and frees a 32-byte secret, and exits: where it was. */
+static void *free_one_and_exit(void *arg)
+{
+	struct item it = make_item(32, 0x66);
+
+	(void)arg;
+	mmkit_secret_free(it.p);
+	return it.p;
+}
+
+/*
+ * A thread allocates QUARANTINE 32-byte secrets, none at @arg, frees them
+ * and exits.
+ */
+static void *alloc_none_at(void *arg)
+{
+	struct item q[QUARANTINE];
+	size_t j;
+
+	for (j = 0; j < QUARANTINE; j++) {
+		q[j] = make_item(32, 0x33);
+		if (q[j].p == arg)
+			T_FAIL("a 32-byte slot an exited thread freed came back at allocation %zu of %d after a mapping at the lock limit",
+			       j + 1, QUARANTINE);
+	}
+	for (j = 0; j < QUARANTINE; j++)
+		check_free(&q[j]);
+	return NULL;
+}
+
+/*
+ * At the lock limit, a mapping that the freed spans kept for reuse make
+ * room for leaves the exited threads' quarantine alone: any mapping over
+ * the limit released every class's held slots, and the next allocation
+ * of another thread took the slot an exited thread freed last.  When
+ * nothing else can go, the chunks only the quarantine keeps do: a
+ * mapping that needs their pages gets them.
+ */
+static void exit_quarantine_reclaim(void *arg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct mmkit_secret_stats st;
+	struct mmkit_memlock m;
+	unsigned char *stale;
+	struct rlimit rl;
+	void *span;
+	pthread_t t;
+
+	(void)arg;
+	t_become_nobody();
+	T_EQ(pthread_create(&t, NULL, free_one_and_exit, NULL), 0);
+	T_EQ(pthread_join(t, (void **)&stale), 0);
+	/* A freed span of 8 pages, kept for reuse: the limit then has room for 1 page. */
+	T_EQ(mmkit_secret_alloc(&span, 8 * (size_t)page, MMKIT_SECRET_QUIET), 0);
+	mmkit_secret_free(span);
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	rl.rlim_cur = rl.rlim_max = m.locked + (rlim_t)page;
+	T_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	/* 6 pages: over the limit until the span goes, not the quarantine. */
+	if (mmkit_secret_alloc(&span, 6 * (size_t)page, MMKIT_SECRET_QUIET))
+		T_FAIL("6 pages at the limit, with 8 of a freed span to take back: %s", mmkit_last_error());
+	/* In a thread: its exit leaves no slot in a cache, only held ones. */
+	T_EQ(pthread_create(&t, NULL, alloc_none_at, stale), 0);
+	T_EQ(pthread_join(t, NULL), 0);
+	t_expect_bytes(stale, 32, 0);
+	mmkit_secret_free(span);
+	/* The last resort: pages only held slots keep, for a span that needs them. */
+	T_EQ(mmkit_secret_stats(&st), 0);
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	rl.rlim_cur = rl.rlim_max = m.locked;
+	T_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	if (mmkit_secret_alloc(&span, st.pages_mapped * (size_t)page, MMKIT_SECRET_QUIET))
+		T_FAIL("%llu pages at the limit, all mapped for secrets none of which is live: %s",
+		       st.pages_mapped, mmkit_last_error());
+	mmkit_secret_free(span);
+}
+
 static void test_exit_quarantine(void)
 {
 	T_CASE("a thread's exit keeps its quarantine: its last freed slot is not another thread's next");
@@ -403,6 +480,8 @@ static void test_exit_quarantine(void)
 	if (t_is_root()) {
 		T_CASE("at the lock limit, the quarantine of an exited thread gives way rather than fail");
 		T_CHILD_OK(t_in_child(exit_quarantine_tight, NULL));
+		T_CASE("a mapping at the lock limit takes back the exited threads' quarantine last");
+		T_CHILD_OK(t_in_child(exit_quarantine_reclaim, NULL));
 	}
 }
 
