@@ -651,16 +651,22 @@ void secret__pool_free(struct chunk *c, char *p)
 	secret__pool_hold(&(struct cached_slot){ .chunk = c, .idx = idx, .freed = 1 }, 1);
 }
 
+/*
+ * A chunk whose only used slots are held in quarantine counts: nothing
+ * live is in it, and a mapping over the lock limit takes it back.  Not on
+ * a class's list when every slot is held: a scan of every chunk.
+ */
 unsigned long long secret__pool_empty_pages(void)
 {
-	size_t bytes = S.cached_bytes;
+	size_t bytes = S.cached_bytes, i, j;
 	const struct chunk *c;
-	unsigned int k;
 
-	for (k = 0; k < NCLASSES; k++)
-		for (c = S.cls[k].avail; c; c = c->next)
-			if (c->nfree == c->nslots)
+	for (i = 0; i < S.narenas; i++)
+		for (j = 0; j < BLOCKS_PER_ARENA; j++) {
+			c = &S.arenas[i]->chunk[j];
+			if (c->state == CHUNK_ACTIVE && c->nfree + c->nheld == c->nslots)
 				bytes += c->len;
+		}
 	return bytes / S.page;
 }
 

@@ -351,7 +351,10 @@ size_t secret__pool_size(const struct chunk *c, const char *p);
  * the lock limit.
  */
 int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim);
-/* Pages of empty chunks, in the cache or kept by a size class. */
+/*
+ * Pages of empty chunks, in the cache or kept by a size class, or with
+ * nothing in them but held slots.
+ */
 unsigned long long secret__pool_empty_pages(void);
 /* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
 void secret__pool_forget(void);

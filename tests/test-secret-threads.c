@@ -348,6 +348,45 @@ static void exit_quarantine_many(void *arg)
 		check_free(&q[k]);
 }
 
+/* A thread allocates secrets of a few sizes, frees them and exits. */
+static void *some_and_exit(void *arg)
+{
+	static const size_t sizes[] = { 32, 32, 1000, 2000, 8192 };
+	struct item it[sizeof(sizes) / sizeof(sizes[0])];
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		it[i] = make_item(sizes[i], 0x44);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		check_free(&it[i]);
+	return NULL;
+}
+
+/*
+ * Once the threads that allocated have exited with nothing live, every
+ * page mapped is counted as kept for reuse: the chunks only their
+ * quarantine kept were neither live nor cached in the statistics.
+ */
+static void exit_quarantine_stats(void *arg)
+{
+	struct mmkit_secret_stats st;
+	pthread_t t;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 2; i++) {
+		T_EQ(pthread_create(&t, NULL, some_and_exit, NULL), 0);
+		T_EQ(pthread_join(t, NULL), 0);
+	}
+	T_EQ(mmkit_secret_stats(&st), 0);
+	T_EQ(st.allocs_live, 0);
+	T_ASSERT(st.pages_mapped > 0);
+	if (st.pages_cached != st.pages_mapped)
+		T_FAIL("nothing live, %llu pages mapped, %llu of them counted as cached",
+		       st.pages_mapped, st.pages_cached);
+}
+
 /* Allocates 32-byte secrets up to the lock limit, frees them all, exits: how many. */
 static void *fill_and_exit(void *arg)
 {
@@ -477,6 +516,8 @@ static void test_exit_quarantine(void)
 	T_CHILD_OK(t_in_child(exit_quarantine, NULL));
 	T_CASE("every exited thread's quarantine is kept, not only the last one's");
 	T_CHILD_OK(t_in_child(exit_quarantine_many, NULL));
+	T_CASE("nothing live once the threads exited: every page mapped is counted as cached");
+	T_CHILD_OK(t_in_child(exit_quarantine_stats, NULL));
 	if (t_is_root()) {
 		T_CASE("at the lock limit, the quarantine of an exited thread gives way rather than fail");
 		T_CHILD_OK(t_in_child(exit_quarantine_tight, NULL));
