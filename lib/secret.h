@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
- * Secret memory, in five files that call one way:
+ * Secret memory, in six files that call one way:
  *   secret.c       the API: set-up, the lock, fork, statistics, probe;
  *   secret-cache.c per-thread caches of free slots: the lock-free fast path;
  *   secret-pool.c  small secrets in slots of shared chunks;
+ *   secret-arena.c the reservations those chunks are mapped in;
  *   secret-span.c  big secrets, each on pages of its own;
  *   secret-mem.c   the memory under both: the backend (memfd_secret or the
  *                  mlock fallback), mapping secret pages, canaries.
@@ -315,8 +316,6 @@ static inline unsigned int secret__class_of(size_t size)
 	return S.class_of[(size + CANARY_MIN + SLOT_ALIGN - 1) / SLOT_ALIGN];
 }
 int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim);
-/* The chunk @p lies in, or NULL if it is not in the pool; needs no lock. */
-struct chunk *secret__chunk_of(const void *p);
 /*
  * The slot number of the live secret @p in active chunk @c, checked:
  * aborts on a pointer that is not one.  Its size in *size.
@@ -364,6 +363,12 @@ void secret__pool_forget(void);
  * only they kept may go: the last resort, when nothing else could.
  */
 unsigned int secret__pool_trim(int unhold);
+
+/* secret-arena.c */
+/* The chunk @p lies in, or NULL if it is not in the pool; needs no lock. */
+struct chunk *secret__chunk_of(const void *p);
+/* A block with nothing mapped, from a new arena if need be. */
+int secret__block_find(struct chunk **out);
 
 /* secret-cache.c */
 /* Sets up the thread-exit flush, once. */
