@@ -261,6 +261,7 @@ static unsigned int first_free_word(const struct chunk *c)
 }
 
 static void held_release(unsigned int k);
+static void held_trim(unsigned int k);
 
 /* A chunk of class @k with a free slot, a new one if need be, else a held slot's. */
 static int chunk_avail(unsigned int k, secret_reclaim_fn *reclaim, struct chunk **out)
@@ -268,6 +269,10 @@ static int chunk_avail(unsigned int k, secret_reclaim_fn *reclaim, struct chunk 
 	struct chunk *c = S.cls[k].avail;
 	int ret;
 
+	if (!c) {
+		held_trim(k);
+		c = S.cls[k].avail;
+	}
 	if (!c) {
 		ret = chunk_assign(k, reclaim, &c);
 		if (ret) {
@@ -328,6 +333,11 @@ static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *r
 	*mine = NULL;
 	for (c = S.cls[k].avail; c && c->owner; c = c->next)
 		;
+	if (!c) {
+		held_trim(k);
+		for (c = S.cls[k].avail; c && c->owner; c = c->next)
+			;
+	}
 	if (!c) {
 		ret = may_map || S.cache ? chunk_assign(k, reclaim, &c) : -EAGAIN;
 		if (ret && may_map && !S.cls[k].avail)
@@ -481,6 +491,7 @@ void secret__pool_hold(const struct cached_slot *in, unsigned int n)
 		    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
 			secret__corrupt(c->data, "a slot held that is free, held or live");
 		c->held_map[w] |= 1ULL << (idx % 64);
+		c->held_when = ++S.held_clock;
 		c->nheld++;
 		S.cls[c->cls].nheld++;
 	}
@@ -521,6 +532,33 @@ static void held_release(unsigned int k)
 			if (c->state == CHUNK_ACTIVE && c->cls == k && c->nheld)
 				chunk_held_release(c);
 		}
+}
+
+/*
+ * Class @k needs a new chunk: if its held slots take more than
+ * HELD_KEEP_BYTES, those of the chunks held longest (by their latest
+ * held slot) go back, down to half of it.
+ */
+static void held_trim(unsigned int k)
+{
+	struct chunk *c, *oldest;
+	size_t i, j;
+
+	if ((size_t)S.cls[k].nheld * class_size[k] <= HELD_KEEP_BYTES)
+		return;
+	while ((size_t)S.cls[k].nheld * class_size[k] > HELD_KEEP_BYTES / 2) {
+		oldest = NULL;
+		for (i = 0; i < S.narenas; i++)
+			for (j = 0; j < BLOCKS_PER_ARENA; j++) {
+				c = &S.arenas[i]->chunk[j];
+				if (c->state == CHUNK_ACTIVE && c->cls == k && c->nheld &&
+				    (!oldest || c->held_when < oldest->held_when))
+					oldest = c;
+			}
+		if (!oldest)
+			secret__corrupt(NULL, "held slots counted in no chunk");
+		chunk_held_release(oldest);
+	}
 }
 
 void secret__pool_free(struct chunk *c, char *p)

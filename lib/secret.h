@@ -79,6 +79,7 @@ struct chunk {
 	uint64_t *held_map;
 	unsigned int nfree;		/* bits set in free_map */
 	unsigned int nheld;		/* bits set in held_map */
+	unsigned long long held_when;	/* S.held_clock at its latest held slot */
 	unsigned int nslots;
 	unsigned int owed;		/* CHUNK_DEAD: the parent's live slots, owed a free */
 	unsigned int slot;
@@ -124,6 +125,13 @@ struct cached_slot {
  * thread's (secret-pool.c).
  */
 #define QUARANTINE	16
+/*
+ * Bytes of held slots a class keeps at most when it needs a new chunk:
+ * a process that starts and ends threads for ever (each exit holds its
+ * quarantine) would otherwise map more for them until the lock limit, or
+ * without one for good.  The chunks held longest give way, down to half.
+ */
+#define HELD_KEEP_BYTES	((size_t)1 << 20)
 
 struct class {
 	struct chunk *avail;		/* chunks with a free slot */
@@ -213,6 +221,7 @@ struct secret_state {
 	int cache_key_done;
 	struct thread_cache *caches;
 
+	unsigned long long held_clock;	/* slots held so far: their order */
 	unsigned long long allocs_live;
 	unsigned long long bytes_live;
 	unsigned long long pages_mapped;

@@ -387,6 +387,59 @@ static void exit_quarantine_stats(void *arg)
 		       st.pages_mapped, st.pages_cached);
 }
 
+#define BIG_QUARANTINE	8
+
+/* A thread allocates BIG_QUARANTINE 2000-byte secrets, frees them and exits: where they were. */
+static void *free_big_and_exit(void *arg)
+{
+	unsigned char **stale = arg;
+	struct item it[BIG_QUARANTINE];
+	size_t i;
+
+	for (i = 0; i < BIG_QUARANTINE; i++)
+		it[i] = make_item(2000, 0x22);
+	for (i = 0; i < BIG_QUARANTINE; i++) {
+		mmkit_secret_free(it[i].p);
+		stale[i] = it[i].p;
+	}
+	return NULL;
+}
+
+/*
+ * Threads started and ended for ever, each holding its quarantine at
+ * exit, do not make the pool grow for ever: past HELD_KEEP_BYTES of held
+ * slots in a class, the oldest give way when it needs a chunk (each
+ * exit's 16 KiB was held until the lock limit, or for good without one:
+ * 1,890 pages after 10,000 threads of 16 32-byte secrets).  The last
+ * thread's quarantine is still kept.
+ */
+static void exit_quarantine_bounded(void *arg)
+{
+	size_t threads = 3 * HELD_KEEP_BYTES / (BIG_QUARANTINE * 2048), i, j, k;
+	unsigned char *stale[BIG_QUARANTINE];
+	struct item q[BIG_QUARANTINE];
+	struct mmkit_secret_stats st;
+	pthread_t t;
+
+	(void)arg;
+	for (i = 0; i < threads; i++) {
+		T_EQ(pthread_create(&t, NULL, free_big_and_exit, stale), 0);
+		T_EQ(pthread_join(t, NULL), 0);
+	}
+	T_EQ(mmkit_secret_stats(&st), 0);
+	if (st.pages_mapped * (size_t)sysconf(_SC_PAGESIZE) > 2 * HELD_KEEP_BYTES)
+		T_FAIL("%zu threads exited, each with %d 2000-byte secrets freed: %llu pages mapped for none live",
+		       threads, BIG_QUARANTINE, st.pages_mapped);
+	for (k = 0; k < BIG_QUARANTINE; k++) {
+		q[k] = make_item(2000, 0x33);
+		for (j = 0; j < BIG_QUARANTINE; j++)
+			if (q[k].p == stale[j])
+				T_FAIL("allocation %zu took a slot the last exited thread freed", k + 1);
+	}
+	for (k = 0; k < BIG_QUARANTINE; k++)
+		check_free(&q[k]);
+}
+
 /* Allocates 32-byte secrets up to the lock limit, frees them all, exits: how many. */
 static void *fill_and_exit(void *arg)
 {
@@ -518,6 +571,8 @@ static void test_exit_quarantine(void)
 	T_CHILD_OK(t_in_child(exit_quarantine_many, NULL));
 	T_CASE("nothing live once the threads exited: every page mapped is counted as cached");
 	T_CHILD_OK(t_in_child(exit_quarantine_stats, NULL));
+	T_CASE("threads started and ended for ever: the held slots stay within their budget");
+	T_CHILD_OK(t_in_child(exit_quarantine_bounded, NULL));
 	if (t_is_root()) {
 		T_CASE("at the lock limit, the quarantine of an exited thread gives way rather than fail");
 		T_CHILD_OK(t_in_child(exit_quarantine_tight, NULL));
