@@ -298,18 +298,24 @@ static void exit_quarantine(void *arg)
 
 #define EXITING	3
 
-/* A thread allocates QUARANTINE 32-byte secrets, frees them all (@arg: where they were), exits. */
+/* What a thread frees before it exits: @n secrets of @size bytes, and where they were. */
+struct exiting {
+	size_t size, n;
+	unsigned char *stale[QUARANTINE];
+};
+
+/* A thread allocates @arg's secrets, frees them all and exits. */
 static void *free_all_and_exit(void *arg)
 {
-	unsigned char **stale = arg;
+	struct exiting *ex = arg;
 	struct item it[QUARANTINE];
 	size_t i;
 
-	for (i = 0; i < QUARANTINE; i++)
-		it[i] = make_item(32, 0x55);
-	for (i = 0; i < QUARANTINE; i++) {
+	for (i = 0; i < ex->n; i++)
+		it[i] = make_item(ex->size, 0x55);
+	for (i = 0; i < ex->n; i++) {
 		mmkit_secret_free(it[i].p);
-		stale[i] = it[i].p;
+		ex->stale[i] = it[i].p;
 	}
 	return NULL;
 }
@@ -323,27 +329,29 @@ static void *free_all_and_exit(void *arg)
  */
 static void exit_quarantine_many(void *arg)
 {
-	static unsigned char *stale[EXITING][QUARANTINE];
+	static struct exiting ex[EXITING];
 	struct item q[EXITING * QUARANTINE];
 	size_t i, j, k;
 	pthread_t t;
 
 	(void)arg;
 	for (i = 0; i < EXITING; i++) {
-		T_EQ(pthread_create(&t, NULL, free_all_and_exit, stale[i]), 0);
+		ex[i].size = 32;
+		ex[i].n = QUARANTINE;
+		T_EQ(pthread_create(&t, NULL, free_all_and_exit, &ex[i]), 0);
 		T_EQ(pthread_join(t, NULL), 0);
 	}
 	for (k = 0; k < EXITING * QUARANTINE; k++) {
 		q[k] = make_item(32, 0x33);
 		for (i = 0; i < EXITING; i++)
 			for (j = 0; j < QUARANTINE; j++)
-				if (q[k].p == stale[i][j])
+				if (q[k].p == ex[i].stale[j])
 					T_FAIL("allocation %zu of %d took slot %zu freed by exited thread %zu of %d",
 					       k + 1, EXITING * QUARANTINE, j + 1, i + 1, EXITING);
 	}
 	for (i = 0; i < EXITING; i++)
 		for (j = 0; j < QUARANTINE; j++)
-			t_expect_bytes(stale[i][j], 32, 0);
+			t_expect_bytes(ex[i].stale[j], 32, 0);
 	for (k = 0; k < EXITING * QUARANTINE; k++)
 		check_free(&q[k]);
 }
@@ -387,23 +395,8 @@ static void exit_quarantine_stats(void *arg)
 		       st.pages_mapped, st.pages_cached);
 }
 
+/* The quarantine of the 2 KiB class. */
 #define BIG_QUARANTINE	8
-
-/* A thread allocates BIG_QUARANTINE 2000-byte secrets, frees them and exits: where they were. */
-static void *free_big_and_exit(void *arg)
-{
-	unsigned char **stale = arg;
-	struct item it[BIG_QUARANTINE];
-	size_t i;
-
-	for (i = 0; i < BIG_QUARANTINE; i++)
-		it[i] = make_item(2000, 0x22);
-	for (i = 0; i < BIG_QUARANTINE; i++) {
-		mmkit_secret_free(it[i].p);
-		stale[i] = it[i].p;
-	}
-	return NULL;
-}
 
 /*
  * Threads started and ended for ever, each holding its quarantine at
@@ -416,14 +409,14 @@ static void *free_big_and_exit(void *arg)
 static void exit_quarantine_bounded(void *arg)
 {
 	size_t threads = 3 * HELD_KEEP_BYTES / (BIG_QUARANTINE * 2048), i, j, k;
-	unsigned char *stale[BIG_QUARANTINE];
+	struct exiting ex = { 2000, BIG_QUARANTINE, { NULL } };
 	struct item q[BIG_QUARANTINE];
 	struct mmkit_secret_stats st;
 	pthread_t t;
 
 	(void)arg;
 	for (i = 0; i < threads; i++) {
-		T_EQ(pthread_create(&t, NULL, free_big_and_exit, stale), 0);
+		T_EQ(pthread_create(&t, NULL, free_all_and_exit, &ex), 0);
 		T_EQ(pthread_join(t, NULL), 0);
 	}
 	T_EQ(mmkit_secret_stats(&st), 0);
@@ -433,7 +426,7 @@ static void exit_quarantine_bounded(void *arg)
 	for (k = 0; k < BIG_QUARANTINE; k++) {
 		q[k] = make_item(2000, 0x33);
 		for (j = 0; j < BIG_QUARANTINE; j++)
-			if (q[k].p == stale[j])
+			if (q[k].p == ex.stale[j])
 				T_FAIL("allocation %zu took a slot the last exited thread freed", k + 1);
 	}
 	for (k = 0; k < BIG_QUARANTINE; k++)
