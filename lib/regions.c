@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,7 @@ struct walk {
 	struct mmkit_region r;
 	struct mmkit__vma vma;		/* the VMA being read, its path in path */
 	char path[PATH_MAX + 32];
+	struct mmkit__lines smaps;
 };
 
 static int path_starts(const struct mmkit__vma *v, const char *s)
@@ -469,10 +471,50 @@ static int walk_smaps(struct walk *w, struct mmkit__lines *smaps)
 	return ret;
 }
 
+static void walk_free(struct walk *w)
+{
+	if (w->pagemap_fd >= 0)
+		sys_close(w->pagemap_fd);
+	if (w->dirfd >= 0)
+		sys_close(w->dirfd);
+	free(w->parts);
+	free(w->names);
+	free(w);
+}
+
+/*
+ * A thread cancelled in a callback (which runs with the caller's
+ * cancellation state; nothing else in the walk is a cancellation point)
+ * takes the walk's descriptors and memory with it, as dl_iterate_phdr(3)
+ * its lock: each cancelled walk left two descriptors open.
+ */
+static void walk_cancelled(void *arg)
+{
+	struct walk *w = arg;
+
+	mmkit__lines_close(&w->smaps);
+	walk_free(w);
+}
+
+/*
+ * The walk, with walk_cancelled() for a cancellation.  Not instrumented by
+ * ASan: glibc's unwind of a cancellation leaves the redzones of the frames
+ * it skipped poisoned, and ASan's bookkeeping before the noreturn call
+ * that goes on unwinding (__pthread_unwind_next) aborts on them.
+ */
+static int __attribute__((no_sanitize_address)) walk_cancellable(struct walk *w)
+{
+	int ret;
+
+	pthread_cleanup_push(walk_cancelled, w);
+	ret = walk_smaps(w, &w->smaps);
+	pthread_cleanup_pop(0);
+	return ret;
+}
+
 /* *@stopped: whether the answer is @fn's value, not the walk's. */
 static int read_regions(pid_t pid, mmkit_region_fn fn, void *arg, int *stopped)
 {
-	struct mmkit__lines smaps;
 	char dir[32];
 	struct walk *w;
 	ssize_t n;
@@ -494,17 +536,17 @@ static int read_regions(pid_t pid, mmkit_region_fn fn, void *arg, int *stopped)
 	else
 		snprintf(dir, sizeof(dir), "/proc/self");
 	w->dirfd = sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	n = w->dirfd < 0 ? w->dirfd : mmkit__lines_open(&smaps, w->dirfd, "smaps");
+	n = w->dirfd < 0 ? w->dirfd : mmkit__lines_open(&w->smaps, w->dirfd, "smaps");
 	if (n >= 0) {
 		n = mmkit__names_get(pid, pid ? w->dirfd : -1, &w->names);
 		if (n < 0)
-			mmkit__lines_close(&smaps);
+			mmkit__lines_close(&w->smaps);
 	}
 	if (n > 0) {
 		w->nnames = (size_t)n;
 		w->parts = mmkit__calloc(2 * w->nnames + 1, sizeof(*w->parts));
 		if (!w->parts) {
-			mmkit__lines_close(&smaps);
+			mmkit__lines_close(&w->smaps);
 			n = -ENOMEM;
 		}
 	}
@@ -512,20 +554,14 @@ static int read_regions(pid_t pid, mmkit_region_fn fn, void *arg, int *stopped)
 	if (n == -ENOENT && pid)
 		n = -ESRCH;
 	if (n >= 0) {
-		ret = walk_smaps(w, &smaps);
-		mmkit__lines_close(&smaps);
+		ret = walk_cancellable(w);
+		mmkit__lines_close(&w->smaps);
 	} else {
 		ret = (int)n;
 		mmkit__error_detail(ret, "reading the mappings of %s: %s", dir, strerrordesc_np(-ret));
 	}
 	*stopped = w->stopped;
-	if (w->pagemap_fd >= 0)
-		sys_close(w->pagemap_fd);
-	if (w->dirfd >= 0)
-		sys_close(w->dirfd);
-	free(w->parts);
-	free(w->names);
-	free(w);
+	walk_free(w);
 	return ret;
 }
 

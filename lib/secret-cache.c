@@ -27,7 +27,8 @@
  * than fail.  The live
  * counts of the statistics are S's plus each cache's own, so they stay
  * exact.  A thread's cache goes back to the chunks when the thread exits
- * (the key's destructor), so empty chunks can be released; after fork()
+ * (the key's destructor), so empty chunks can be released, all but its
+ * quarantine, held in its chunks (secret__pool_hold); after fork()
  * the child forgets the caches of the threads it does not have.
  */
 #include <errno.h>
@@ -61,13 +62,23 @@ static void ring_give(struct thread_cache *tc, unsigned int k, unsigned int n)
 	tc->n[k] -= n;
 }
 
-/* Gives @tc's slots back and folds its counts into S's; S.lock held. */
+/*
+ * Gives @tc's slots back and folds its counts into S's; S.lock held.  The
+ * freed slots of its quarantine (the back of each ring) stay held in
+ * their chunks (secret__pool_hold), the others are freed there.
+ */
 static void cache_drain(struct thread_cache *tc)
 {
-	unsigned int k;
+	unsigned int k, held;
 
-	for (k = 0; k < NCLASSES; k++)
-		ring_give(tc, k, tc->n[k]);
+	for (k = 0; k < NCLASSES; k++) {
+		for (held = 0; held < tc->n[k] && held < S.cls[k].quarantine &&
+			       ring_at(tc, k, tc->n[k] - 1 - held)->freed; held++)
+			;
+		ring_give(tc, k, tc->n[k] - held);
+		for (; tc->n[k]; tc->n[k]--, tc->head[k]++)
+			secret__pool_hold(ring_at(tc, k, 0), 1);
+	}
 	secret__pool_disown(tc->chunk);
 	S.allocs_live += tc->allocs;
 	S.bytes_live += tc->bytes;
@@ -250,6 +261,7 @@ int secret__cache_free(void *p)
 	s = ring_at(tc, c->cls, tc->n[c->cls]++);
 	s->chunk = c;
 	s->idx = idx;
+	s->freed = 1;
 	s->canary = canary;
 	return 0;
 }

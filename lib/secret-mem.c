@@ -312,8 +312,11 @@ int secret__map(void *addr, size_t *len, size_t least, secret_reclaim_fn *reclai
 
 	*lost = 0;
 	ret = map_once(addr, want);
-	/* Over the lock limit: the memory kept for reuse goes first (MAP_FIXED maps over). */
-	if (ret == -ENOMEM && reclaim())
+	/*
+	 * Over the lock limit: the memory kept for reuse goes first (MAP_FIXED
+	 * maps over), a step a call of @reclaim.
+	 */
+	while (ret == -ENOMEM && reclaim())
 		ret = map_once(addr, want);
 	/*
 	 * Still over it: the least the caller can use may fit.  The failed

@@ -93,108 +93,6 @@ static void cache_del(struct chunk *c)
 	S.cached_bytes -= c->len;
 }
 
-static size_t arena_hash(uintptr_t key)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (ARENA_TABLE - 1);
-}
-
-/*
- * A reservation of @len bytes aligned to 1 << S.arena_shift: twice the
- * size is reserved and the ends trimmed.
- */
-static int reserve_aligned(size_t len, void **out)
-{
-	size_t align = (size_t)1 << S.arena_shift;
-	uintptr_t start, aligned;
-	void *base;
-	int ret;
-
-	ret = sys_mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0, &base);
-	if (ret)
-		return ret;
-	start = (uintptr_t)base;
-	aligned = (start + align - 1) & ~(uintptr_t)(align - 1);
-	if (aligned > start)
-		sys_munmap(base, aligned - start);
-	if (start + align > aligned)
-		sys_munmap((char *)aligned + len, start + align - aligned);
-	*out = (void *)aligned;
-	return 0;
-}
-
-static int arena_add(void)
-{
-	size_t len = BLOCKS_PER_ARENA * S.stride + S.page;
-	struct arena *a, **bigger;
-	void *base;
-	size_t i, h;
-	int ret;
-
-	/* The table stays at most 3/4 full, so that a probe soon meets a hole. */
-	if (4 * (S.narenas + 1) > 3 * ARENA_TABLE)
-		return -ENOMEM;
-	bigger = mmkit__reallocarray(S.arenas, S.narenas + 1, sizeof(*S.arenas));
-	if (!bigger)
-		return -ENOMEM;
-	S.arenas = bigger;
-	a = mmkit__calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	ret = reserve_aligned(len, &base);
-	if (ret) {
-		free(a);
-		return ret;
-	}
-	a->base = base;
-	for (i = 0; i < BLOCKS_PER_ARENA; i++)
-		a->chunk[i].data = a->base + i * S.stride + S.page;
-	S.arenas[S.narenas++] = a;
-	for (h = arena_hash((uintptr_t)base >> S.arena_shift); S.arena_table[h];
-	     h = (h + 1) & (ARENA_TABLE - 1))
-		;
-	/* Published whole: readers without the lock see the arena or nothing. */
-	__atomic_store_n(&S.arena_table[h], a, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/*
- * No lock: arenas are only ever added to the table, each published after
- * it is set up.  The arena's last guard page is the next aligned block's
- * first, where no arena can start: it finds nothing.
- */
-struct chunk *secret__chunk_of(const void *p)
-{
-	uintptr_t key = (uintptr_t)p >> S.arena_shift;
-	struct arena *a;
-	size_t h;
-
-	for (h = arena_hash(key); (a = __atomic_load_n(&S.arena_table[h], __ATOMIC_ACQUIRE));
-	     h = (h + 1) & (ARENA_TABLE - 1))
-		if ((uintptr_t)a->base >> S.arena_shift == key)
-			return &a->chunk[((uintptr_t)p - (uintptr_t)a->base) >> S.stride_shift];
-	return NULL;
-}
-
-/* A block with nothing mapped, from a new arena if need be. */
-static int block_find(struct chunk **out)
-{
-	size_t i, j;
-	int ret;
-
-	for (;;) {
-		for (i = S.narenas; i-- > 0;)
-			for (j = 0; j < BLOCKS_PER_ARENA; j++)
-				if (S.arenas[i]->chunk[j].state == CHUNK_UNUSED) {
-					*out = &S.arenas[i]->chunk[j];
-					return 0;
-				}
-		ret = arena_add();
-		if (ret)
-			return ret;
-	}
-}
-
 /*
  * Near the lock limit (no room for two whole chunks) a chunk is one page,
  * so that the size classes and the spans share what is left: a whole
@@ -208,7 +106,7 @@ int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim)
 	struct chunk *c;
 	int ret, lost;
 
-	ret = block_find(&c);
+	ret = secret__block_find(&c);
 	if (ret)
 		return ret;
 	ret = secret__map(c->data, &len, S.page, reclaim, &lost);
@@ -256,7 +154,7 @@ static int chunk_assign(unsigned int k, secret_reclaim_fn *reclaim, struct chunk
 	 */
 	sizes_len = ((size_t)class_nslots[1][k] * sizeof(uint16_t) + 63) & ~(size_t)63;
 	/* Without it the chunk stays in the cache, for the next try. */
-	meta = mmkit__calloc(1, 64 + sizes_len + (words + sums) * sizeof(uint64_t));
+	meta = mmkit__calloc(1, 64 + sizes_len + (2 * words + sums) * sizeof(uint64_t));
 	if (!meta)
 		return -ENOMEM;
 	cache_del(c);
@@ -265,6 +163,8 @@ static int chunk_assign(unsigned int k, secret_reclaim_fn *reclaim, struct chunk
 	c->sizes = (uint16_t *)at;
 	c->free_map = (uint64_t *)(at + sizes_len);
 	c->free_sum = c->free_map + words;
+	c->held_map = c->free_sum + sums;
+	c->nheld = 0;
 	for (w = 0; w < words; w++)
 		c->free_map[w] = w + 1 < words || !(nslots % 64) ? ~0ULL : (1ULL << (nslots % 64)) - 1;
 	for (w = 0; w < sums; w++)
@@ -287,7 +187,7 @@ static void chunk_meta_free(struct chunk *c)
 	free(c->meta);
 	c->meta = NULL;
 	c->sizes = NULL;
-	c->free_map = c->free_sum = NULL;
+	c->free_map = c->free_sum = c->held_map = NULL;
 }
 
 /* An emptied chunk leaves its class: kept in the cache, or unmapped. */
@@ -360,16 +260,27 @@ static unsigned int first_free_word(const struct chunk *c)
 	secret__corrupt(c->data, "a chunk with free slots has none in its bitmap");
 }
 
-/* A chunk of class @k with a free slot, a new one if need be. */
+static void held_release(unsigned int k);
+static void held_trim(unsigned int k);
+
+/* A chunk of class @k with a free slot, a new one if need be, else a held slot's. */
 static int chunk_avail(unsigned int k, secret_reclaim_fn *reclaim, struct chunk **out)
 {
 	struct chunk *c = S.cls[k].avail;
 	int ret;
 
 	if (!c) {
+		held_trim(k);
+		c = S.cls[k].avail;
+	}
+	if (!c) {
 		ret = chunk_assign(k, reclaim, &c);
-		if (ret)
-			return ret;
+		if (ret) {
+			held_release(k);
+			c = S.cls[k].avail;
+			if (!c)
+				return ret;
+		}
 	}
 	chunk_check(c);
 	*out = c;
@@ -403,7 +314,8 @@ int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim)
  * The chunk of class @k a cache owning through @mine refills from: its own
  * while it has a free slot, else the first no other cache owns, else a new
  * one (from the cache of empty chunks only, without @may_map); when none
- * can be had, any with a free slot (shared, not owned).
+ * can be had, any with a free slot (shared, not owned), after the held
+ * slots go back if need be.
  */
 static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *reclaim,
 		       int may_map, struct chunk **out)
@@ -422,7 +334,14 @@ static int chunk_owned(unsigned int k, struct chunk **mine, secret_reclaim_fn *r
 	for (c = S.cls[k].avail; c && c->owner; c = c->next)
 		;
 	if (!c) {
+		held_trim(k);
+		for (c = S.cls[k].avail; c && c->owner; c = c->next)
+			;
+	}
+	if (!c) {
 		ret = may_map || S.cache ? chunk_assign(k, reclaim, &c) : -EAGAIN;
+		if (ret && may_map && !S.cls[k].avail)
+			held_release(k);
 		if (ret && !S.cls[k].avail)
 			return ret;
 		if (ret) {
@@ -475,6 +394,7 @@ int secret__pool_take(unsigned int k, struct chunk **mine, struct cached_slot *o
 		slot_take(c, idx);
 		out[got].chunk = c;
 		out[got].idx = idx;
+		out[got].freed = 0;
 		got++;
 	}
 	*n = got;
@@ -527,8 +447,8 @@ static void slot_put(struct chunk *c, unsigned int idx)
 
 	chunk_check(c);
 	if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
-	    c->nfree >= c->nslots)
-		secret__corrupt(c->data, "a slot given back that is free or live");
+	    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
+		secret__corrupt(c->data, "a slot given back that is free, held or live");
 	c->free_map[w] |= 1ULL << (idx % 64);
 	c->free_sum[w / 64] |= 1ULL << (w % 64);
 	if (!c->nfree++)
@@ -546,6 +466,99 @@ void secret__pool_give(const struct cached_slot *in, unsigned int n)
 
 	for (i = 0; i < n; i++)
 		slot_put(in[i].chunk, in[i].idx);
+}
+
+/*
+ * A freed slot is not handed out again while others can be, whatever its
+ * thread does: a thread's exit used to give its cache's slots back to
+ * their chunks at once, where the next allocation of another thread took
+ * the one just freed, and a stale pointer read that thread's secret.
+ * Every exited thread's quarantine is held, in its chunks, not only the
+ * last one's: a slot is held until its class has no free slot and no
+ * chunk can be had (held_release()), as a live thread's quarantine is.
+ */
+void secret__pool_hold(const struct cached_slot *in, unsigned int n)
+{
+	struct chunk *c;
+	unsigned int i, idx, w;
+
+	for (i = 0; i < n; i++) {
+		c = in[i].chunk;
+		idx = in[i].idx;
+		w = idx / 64;
+		chunk_check(c);
+		if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
+		    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
+			secret__corrupt(c->data, "a slot held that is free, held or live");
+		c->held_map[w] |= 1ULL << (idx % 64);
+		c->held_when = ++S.held_clock;
+		c->nheld++;
+		S.cls[c->cls].nheld++;
+	}
+}
+
+/* The held slots of @c go back to its chunk, which may leave its class once empty. */
+static void chunk_held_release(struct chunk *c)
+{
+	unsigned int w = 0, idx;
+
+	/* c->nheld, not the bitmap, ends the loop: the last slot_put() may free it. */
+	while (c->nheld) {
+		while (!c->held_map[w])
+			if (++w >= map_words(c->nslots))
+				secret__corrupt(c->data, "held slots counted but not in the bitmap");
+		idx = w * 64 + (unsigned int)__builtin_ctzll(c->held_map[w]);
+		c->held_map[w] &= c->held_map[w] - 1;
+		c->nheld--;
+		S.cls[c->cls].nheld--;
+		slot_put(c, idx);
+	}
+}
+
+/*
+ * The held slots of class @k go back to their chunks: the quarantine
+ * gives way rather than an allocation fail (no chunk can be mapped, or
+ * one would exceed the lock limit), as a thread's own does.  Rare: a scan
+ * of every chunk, which is what a held slot needs no list for.
+ */
+static void held_release(unsigned int k)
+{
+	struct chunk *c;
+	size_t i, j;
+
+	for (i = 0; i < S.narenas && S.cls[k].nheld; i++)
+		for (j = 0; j < BLOCKS_PER_ARENA; j++) {
+			c = &S.arenas[i]->chunk[j];
+			if (c->state == CHUNK_ACTIVE && c->cls == k && c->nheld)
+				chunk_held_release(c);
+		}
+}
+
+/*
+ * Class @k needs a new chunk: if its held slots take more than
+ * HELD_KEEP_BYTES, those of the chunks held longest (by their latest
+ * held slot) go back, down to half of it.
+ */
+static void held_trim(unsigned int k)
+{
+	struct chunk *c, *oldest;
+	size_t i, j;
+
+	if ((size_t)S.cls[k].nheld * class_size[k] <= HELD_KEEP_BYTES)
+		return;
+	while ((size_t)S.cls[k].nheld * class_size[k] > HELD_KEEP_BYTES / 2) {
+		oldest = NULL;
+		for (i = 0; i < S.narenas; i++)
+			for (j = 0; j < BLOCKS_PER_ARENA; j++) {
+				c = &S.arenas[i]->chunk[j];
+				if (c->state == CHUNK_ACTIVE && c->cls == k && c->nheld &&
+				    (!oldest || c->held_when < oldest->held_when))
+					oldest = c;
+			}
+		if (!oldest)
+			secret__corrupt(NULL, "held slots counted in no chunk");
+		chunk_held_release(oldest);
+	}
 }
 
 void secret__pool_free(struct chunk *c, char *p)
@@ -571,28 +584,36 @@ void secret__pool_free(struct chunk *c, char *p)
 	c->sizes[idx] = SLOT_FREED;
 	S.allocs_live--;
 	S.bytes_live -= size;
-	slot_put(c, idx);
+	secret__pool_hold(&(struct cached_slot){ .chunk = c, .idx = idx, .freed = 1 }, 1);
 }
 
+/*
+ * A chunk whose only used slots are held in quarantine counts: nothing
+ * live is in it, and a mapping over the lock limit takes it back.  Not on
+ * a class's list when every slot is held: a scan of every chunk.
+ */
 unsigned long long secret__pool_empty_pages(void)
 {
-	size_t bytes = S.cached_bytes;
+	size_t bytes = S.cached_bytes, i, j;
 	const struct chunk *c;
-	unsigned int k;
 
-	for (k = 0; k < NCLASSES; k++)
-		for (c = S.cls[k].avail; c; c = c->next)
-			if (c->nfree == c->nslots)
+	for (i = 0; i < S.narenas; i++)
+		for (j = 0; j < BLOCKS_PER_ARENA; j++) {
+			c = &S.arenas[i]->chunk[j];
+			if (c->state == CHUNK_ACTIVE && c->nfree + c->nheld == c->nslots)
 				bytes += c->len;
+		}
 	return bytes / S.page;
 }
 
-unsigned int secret__pool_trim(void)
+unsigned int secret__pool_trim(int unhold)
 {
 	struct chunk *c, *next;
 	unsigned int n = 0, k;
 
 	for (k = 0; k < NCLASSES; k++) {
+		if (unhold)
+			held_release(k);
 		if (!S.cls[k].empty)
 			continue;
 		for (c = S.cls[k].avail; c && c->nfree < c->nslots; c = c->next)
@@ -637,6 +658,7 @@ void secret__pool_forget(void)
 			if (c->state != CHUNK_ACTIVE && c->state != CHUNK_CACHED)
 				continue;
 			c->owed = c->state == CHUNK_ACTIVE ? live_slots(c) : 0;
+			c->nheld = 0;
 			if (secret__unmap(c->data, c->len))
 				c->state = CHUNK_LOST;
 			else if (c->owed)
@@ -652,6 +674,7 @@ void secret__pool_forget(void)
 	for (i = 0; i < NCLASSES; i++) {
 		S.cls[i].avail = NULL;
 		S.cls[i].empty = 0;
+		S.cls[i].nheld = 0;
 	}
 	S.cache = NULL;
 	S.cached_bytes = 0;

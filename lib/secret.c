@@ -103,12 +103,16 @@ static void atfork_child(void)
 
 /*
  * What a mapping over the lock limit may take back: the empty chunks and
- * the freed spans kept for reuse.  Handed down to secret-mem.c, which does
- * the mapping, so that calls go one way.
+ * the freed spans kept for reuse; when they are gone, the chunks only the
+ * exited threads' quarantine keeps (the call after one that released
+ * nothing).  Handed down to secret-mem.c, which does the mapping, so that
+ * calls go one way.
  */
 static unsigned int reclaim_idle(void)
 {
-	return secret__pool_trim() + secret__span_trim();
+	unsigned int n = secret__pool_trim(0) + secret__span_trim();
+
+	return n ? n : secret__pool_trim(1);
 }
 
 static int backend_allowed(unsigned int flags)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT OR LGPL-2.1-or-later */
 /*
- * Secret memory, in five files that call one way:
+ * Secret memory, in six files that call one way:
  *   secret.c       the API: set-up, the lock, fork, statistics, probe;
  *   secret-cache.c per-thread caches of free slots: the lock-free fast path;
  *   secret-pool.c  small secrets in slots of shared chunks;
+ *   secret-arena.c the reservations those chunks are mapped in;
  *   secret-span.c  big secrets, each on pages of its own;
  *   secret-mem.c   the memory under both: the backend (memfd_secret or the
  *                  mlock fallback), mapping secret pages, canaries.
@@ -58,7 +59,8 @@ enum chunk_state {
 
 /*
  * A slot is live (its size in sizes[]), free in its chunk (its bit set in
- * free_map), or held by a thread's cache (neither); a slot not live was
+ * free_map), held in quarantine (its bit set in held_map), or held by a
+ * thread's cache (none of these); a slot not live was
  * never handed out (size 0) or was freed (SLOT_FREED), which tells a bad
  * pointer from a double free.  Only the thread
  * holding a slot writes its sizes[] entry; everything else in a chunk
@@ -73,7 +75,11 @@ struct chunk {
 	uint16_t *sizes;		/* bytes asked for, per slot; 0 or SLOT_FREED: not live */
 	uint64_t *free_map;		/* a bit per slot: free in the chunk */
 	uint64_t *free_sum;		/* a bit per free_map word: it has a bit set */
+	/* A bit per slot: held in quarantine for a thread that exited (secret__pool_hold). */
+	uint64_t *held_map;
 	unsigned int nfree;		/* bits set in free_map */
+	unsigned int nheld;		/* bits set in held_map */
+	unsigned long long held_when;	/* S.held_clock at its latest held slot */
 	unsigned int nslots;
 	unsigned int owed;		/* CHUNK_DEAD: the parent's live slots, owed a free */
 	unsigned int slot;
@@ -94,17 +100,15 @@ struct arena {
 	struct chunk chunk[BLOCKS_PER_ARENA];
 };
 
-struct class {
-	struct chunk *avail;		/* chunks with a free slot */
-	unsigned int empty;		/* of those, chunks with every slot free */
-	unsigned int cache_max;		/* slots a thread's cache holds at most */
-	unsigned int quarantine;	/* freed slots it holds back from reuse */
-};
-
-/* A slot held by a thread's cache, with its canary pattern (secret-mem.c). */
+/*
+ * A slot held by a thread's cache (or on its way to quarantine), with its
+ * canary pattern (secret-mem.c); @freed: it was freed into the cache, not
+ * taken fresh from its chunk.
+ */
 struct cached_slot {
 	struct chunk *chunk;
 	unsigned int idx;
+	unsigned int freed;
 	uint64_t canary;
 };
 
@@ -115,8 +119,28 @@ struct cached_slot {
  * reads zeros rather than the next secret.  A thread's slots of a class
  * are a ring of CACHE_RING, the oldest first: fresh slots go in at the
  * front, freed ones at the back, and allocation takes from the front.
+ * The quarantine outlives the thread: when it exits (or when a secret is
+ * freed without a cache), its freed slots are held in their chunks, not
+ * freed there, and handed out only when no chunk can be had, as a live
+ * thread's (secret-pool.c).
  */
 #define QUARANTINE	16
+/*
+ * Bytes of held slots a class keeps at most when it needs a new chunk:
+ * a process that starts and ends threads for ever (each exit holds its
+ * quarantine) would otherwise map more for them until the lock limit, or
+ * without one for good.  The chunks held longest give way, down to half.
+ */
+#define HELD_KEEP_BYTES	((size_t)1 << 20)
+
+struct class {
+	struct chunk *avail;		/* chunks with a free slot */
+	unsigned int empty;		/* of those, chunks with every slot free */
+	unsigned int cache_max;		/* slots a thread's cache holds at most */
+	unsigned int quarantine;	/* freed slots it holds back from reuse */
+	unsigned int nheld;		/* slots held in its chunks' held_map */
+};
+
 #define CACHE_RING	64
 /* The size recorded for a slot freed since its chunk was carved. */
 #define SLOT_FREED	0x8000
@@ -197,6 +221,7 @@ struct secret_state {
 	int cache_key_done;
 	struct thread_cache *caches;
 
+	unsigned long long held_clock;	/* slots held so far: their order */
 	unsigned long long allocs_live;
 	unsigned long long bytes_live;
 	unsigned long long pages_mapped;
@@ -224,8 +249,8 @@ const char *secret__errname(int err);
 int secret__choose_backend(void);
 /*
  * Maps secret pages over the guard reservation [addr, addr + *len).  When
- * they would exceed the lock limit, calls @reclaim and tries again once,
- * then tries @least bytes (a page multiple, at most *len); *len: the bytes
+ * they would exceed the lock limit, calls @reclaim and tries again, while
+ * it releases something, then tries @least bytes (a page multiple, at most *len); *len: the bytes
  * mapped.  On failure the guard is put back; *lost tells when even that
  * failed.
  */
@@ -300,8 +325,6 @@ static inline unsigned int secret__class_of(size_t size)
 	return S.class_of[(size + CANARY_MIN + SLOT_ALIGN - 1) / SLOT_ALIGN];
 }
 int secret__pool_alloc(void **p, size_t size, secret_reclaim_fn *reclaim);
-/* The chunk @p lies in, or NULL if it is not in the pool; needs no lock. */
-struct chunk *secret__chunk_of(const void *p);
 /*
  * The slot number of the live secret @p in active chunk @c, checked:
  * aborts on a pointer that is not one.  Its size in *size.
@@ -321,6 +344,12 @@ void secret__pool_disown(struct chunk **mine);
 /* Gives slots held by a cache back to their chunks. */
 void secret__pool_give(const struct cached_slot *in, unsigned int n);
 /*
+ * Holds freed slots that no cache holds back any more in quarantine: in
+ * their chunks, handed out only when their class has no free slot and no
+ * chunk can be had.
+ */
+void secret__pool_hold(const struct cached_slot *in, unsigned int n);
+/*
  * The size asked for by the secret starting at @p in @c, or 0 if none does;
  * needs no lock in an active chunk (as secret__slot_check()).
  */
@@ -330,12 +359,25 @@ size_t secret__pool_size(const struct chunk *c, const char *p);
  * the lock limit.
  */
 int secret__chunk_map(struct chunk **out, secret_reclaim_fn *reclaim);
-/* Pages of empty chunks, in the cache or kept by a size class. */
+/*
+ * Pages of empty chunks, in the cache or kept by a size class, or with
+ * nothing in them but held slots.
+ */
 unsigned long long secret__pool_empty_pages(void);
 /* In a fork child: forgets every chunk, the parent's live slots PROT_NONE. */
 void secret__pool_forget(void);
-/* Unmaps empty chunks beyond the reserve; how many. */
-unsigned int secret__pool_trim(void);
+/*
+ * Unmaps empty chunks beyond the reserve; how many.  @unhold: the held
+ * slots of every class go back to their chunks first, so that the chunks
+ * only they kept may go: the last resort, when nothing else could.
+ */
+unsigned int secret__pool_trim(int unhold);
+
+/* secret-arena.c */
+/* The chunk @p lies in, or NULL if it is not in the pool; needs no lock. */
+struct chunk *secret__chunk_of(const void *p);
+/* A block with nothing mapped, from a new arena if need be. */
+int secret__block_find(struct chunk **out);
 
 /* secret-cache.c */
 /* Sets up the thread-exit flush, once. */

@@ -29,6 +29,25 @@
 #define RESULT(expr)	({ long r_ = (long)(expr); if (r_ == -1) r_ = -errno; errno = saved_errno_; r_; })
 
 /*
+ * Makes @call, which glibc makes a cancellation point (open, close, read,
+ * write and their kin, getrandom, nanosleep), with the thread's
+ * cancellation disabled, as glibc's own code makes its _nocancel variants:
+ * no libmmkit call acts on a pthread_cancel(3).  A thread cancelled there
+ * died holding the lock of the part it was in (the secret allocator's
+ * /proc reads and memfd_secret close, a registry's or a pattern file's
+ * writes), and every later call in any thread waited for good; elsewhere
+ * it lost the descriptors it had open.  The cancellation stays pending
+ * for the caller's next cancellation point.  Two stores to the thread's
+ * own word, against a system call; pthread_setcancelstate() leaves errno
+ * alone.
+ */
+#define NOCANCEL(call)	({ int cs_; long c_;						\
+			   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs_);	\
+			   c_ = (long)(call);						\
+			   pthread_setcancelstate(cs_, NULL);				\
+			   c_; })
+
+/*
  * The fault switch (sys.h).  Wrappers may run in several threads and in
  * signal handlers: the fields are read and changed with atomics, and the
  * countdown picks exactly one call to fail.
@@ -306,14 +325,14 @@ int sys_open(const char *path, int flags, mode_t mode)
 {
 	FAULT(SYS_FAULT_OPEN);
 	SAVE_ERRNO;
-	return RESULT(open(path, flags, mode));
+	return RESULT(NOCANCEL(open(path, flags, mode)));
 }
 
 int sys_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
 	FAULT(SYS_FAULT_OPEN);
 	SAVE_ERRNO;
-	return RESULT(openat(dirfd, path, flags, mode));
+	return RESULT(NOCANCEL(openat(dirfd, path, flags, mode)));
 }
 
 int sys_fstatfs(int fd, struct statfs *buf)
@@ -327,7 +346,7 @@ int sys_close(int fd)
 {
 	int injected = fault_check(SYS_FAULT_CLOSE);
 	SAVE_ERRNO;
-	long r = RESULT(close(fd));
+	long r = RESULT(NOCANCEL(close(fd)));
 
 	return injected ? injected : (int)r;
 }
@@ -336,35 +355,35 @@ ssize_t sys_read(int fd, void *buf, size_t len)
 {
 	FAULT(SYS_FAULT_READ);
 	SAVE_ERRNO;
-	return RESULT(read(fd, buf, len));
+	return RESULT(NOCANCEL(read(fd, buf, len)));
 }
 
 ssize_t sys_pread(int fd, void *buf, size_t len, off_t off)
 {
 	FAULT(SYS_FAULT_READ);
 	SAVE_ERRNO;
-	return RESULT(pread(fd, buf, len, off));
+	return RESULT(NOCANCEL(pread(fd, buf, len, off)));
 }
 
 ssize_t sys_write(int fd, const void *buf, size_t len)
 {
 	FAULT(SYS_FAULT_WRITE);
 	SAVE_ERRNO;
-	return RESULT(write(fd, buf, len));
+	return RESULT(NOCANCEL(write(fd, buf, len)));
 }
 
 ssize_t sys_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	FAULT(SYS_FAULT_WRITE);
 	SAVE_ERRNO;
-	return RESULT(pwrite(fd, buf, len, off));
+	return RESULT(NOCANCEL(pwrite(fd, buf, len, off)));
 }
 
 ssize_t sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
 {
 	FAULT(SYS_FAULT_WRITE);
 	SAVE_ERRNO;
-	return RESULT(pwritev(fd, iov, iovcnt, off));
+	return RESULT(NOCANCEL(pwritev(fd, iov, iovcnt, off)));
 }
 
 int sys_dup3(int oldfd, int newfd, int flags)
@@ -465,7 +484,7 @@ int sys_getrandom(void *buf, size_t len)
 		long n = fault_check(SYS_FAULT_GETRANDOM);
 
 		if (!n)
-			n = RESULT(getrandom((char *)buf + done, len - done, 0));
+			n = RESULT(NOCANCEL(getrandom((char *)buf + done, len - done, 0)));
 
 		if (n == -EINTR)
 			continue;
@@ -501,7 +520,7 @@ void sys_sleep_ns(uint64_t ns)
 	SAVE_ERRNO;
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 
-	nanosleep(&ts, NULL);
+	NOCANCEL(nanosleep(&ts, NULL));
 	errno = saved_errno_;
 }
 

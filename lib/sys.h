@@ -3,6 +3,8 @@
  * The kernel-facing layer: the only code in libmmkit that makes system
  * calls.  Every wrapper returns a non-negative result or -errno and leaves
  * the caller's errno as it was, so the rest of the library never sees errno.
+ * None is a cancellation point (sys.c says why): nothing in the library
+ * acts on a pthread_cancel(3).
  */
 #ifndef MMKIT_SYS_H
 #define MMKIT_SYS_H

@@ -15,6 +15,15 @@
  *    mremap(): 0, and the name lands; once it has exited, the supervisor
  *    left for it exits too (this checker is their subreaper, and reaps
  *    every one, within 30 s).
+ *  - cap: a thread makes 8 failed mremap() calls of a named VMA, then
+ *    computes (8 follow-ups that cannot end); another thread's failed
+ *    mremap() of another named VMA is a 9th: past the cap of 8 pending
+ *    follow-ups per process, its names are dropped at once (kept, as the
+ *    kernel keeps them, when it is followed: the thread is past the call
+ *    then); the 8 keep theirs.  Then the 8 are given up after 5 s (the
+ *    thread still computing): their names are dropped, never left on
+ *    memory the call may have changed.  A cap other than 8, or no
+ *    give-up, fails it.
  *  - faked: under a seccomp filter that answers 0 for prctl(PR_SET_VMA)
  *    without naming anything, mmkit run --names is no nested run (there
  *    is no outer supervisor): it fails with a clear error instead of
@@ -23,6 +32,7 @@
  */
 #include <errno.h>
 #include <linux/filter.h>
+#include <pthread.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -163,6 +173,85 @@ static int daemon_target(void)
 	_exit(0);
 }
 
+/* The follow-ups of one process the supervisor keeps at most (cli/names-remap.c). */
+#define PENDING_MAX	8
+
+/* A named VMA spanning two: mremap(MREMAP_MAYMOVE) of it fails with EFAULT. */
+static char *split_named(const char *n)
+{
+	char *v = map(2, MAP_PRIVATE);
+
+	if (name(v, 2 * page, n))
+		exit(T_EXIT_FAIL);
+	mprotect(v + page, page, PROT_READ);
+	return v;
+}
+
+/* All six arguments given: a call made again is the same call to /proc/TID/syscall. */
+static int failed_mremap(char *v)
+{
+	return syscall(SYS_mremap, v, 2 * page, 4 * page, MREMAP_MAYMOVE, 0, 0) == -1 &&
+	       errno == EFAULT;
+}
+
+static struct {
+	char *v;
+	int made, release, bad;
+} cap_shared;
+
+/*
+ * PENDING_MAX failed mremap() calls of one VMA, the same each time (its
+ * follow-ups do not end: the thread is in that very call at each next
+ * look), then computing without a system call until released: the
+ * follow-ups cannot end but by giving up.  Bounded (60 s) by the vDSO's
+ * clock.
+ */
+static void *cap_computer(void *arg)
+{
+	double t0;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < PENDING_MAX; i++)
+		if (!failed_mremap(cap_shared.v))
+			__atomic_store_n(&cap_shared.bad, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&cap_shared.made, 1, __ATOMIC_RELEASE);
+	for (t0 = seconds(); !__atomic_load_n(&cap_shared.release, __ATOMIC_ACQUIRE) &&
+	     seconds() - t0 < 60;)
+		;
+	return NULL;
+}
+
+/*
+ * PENDING_MAX follow-ups in a computing thread, then a failed mremap() of
+ * another named VMA in this one, which is past its call at once; says
+ * where both VMAs are, and releases the computing thread at the
+ * checker's byte.
+ */
+static int cap_target(void)
+{
+	char *w, c;
+	pthread_t t;
+
+	cap_shared.v = split_named("followed");
+	w = split_named("capped");
+	if (pthread_create(&t, NULL, cap_computer, NULL))
+		return T_EXIT_FAIL;
+	while (!__atomic_load_n(&cap_shared.made, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	if (!failed_mremap(w) || cap_shared.bad)
+		return T_EXIT_FAIL;
+	printf("ready %d %lx %lx\n", (int)getpid(), (unsigned long)(uintptr_t)cap_shared.v,
+	       (unsigned long)(uintptr_t)w);
+	fflush(stdout);
+	if (read(0, &c, 1) != 1)
+		return T_EXIT_FAIL;
+	__atomic_store_n(&cap_shared.release, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	wait_stdin();
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -231,6 +320,55 @@ static void stall(const char *mmkit, const char *self)
 	T_EQ(ret, 0);
 	expect_name(a, v, "stays",
 		    "a failed mremap's VMA, its thread computing, when another process got its answer");
+	T_ASSERT(write(in, "x", 1) == 1);
+	finish(run, in, f);
+}
+
+/* The supervisor's give-up (cli/names-remap.c's GIVE_UP_NS), in seconds. */
+#define GIVE_UP_S	5
+
+/*
+ * The cap of PENDING_MAX follow-ups per process, then the give-up: the
+ * 8 follow-ups' names dropped while their thread still computes.  The
+ * give-up is GIVE_UP_S after the calls: waited for 30 s at most (a bound
+ * for a loaded machine, not a timing), and not before GIVE_UP_S after
+ * mmkit started (the calls came after it: load only makes it later).
+ */
+static void cap_and_give_up(const char *mmkit, const char *self)
+{
+	double start = seconds(), t0, seen;
+	struct lookup q;
+	unsigned long v, w;
+	int in, pid, ret;
+	char line[128];
+	FILE *f;
+	pid_t run = run_role(mmkit, self, "cap", &in, &f);
+
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "ready %d %lx %lx", &pid, &v, &w) != 3)
+		T_FAIL("the cap target did not start under mmkit run --names");
+	expect_name(pid, v, "followed", "the VMA of 8 pending follow-ups (the cap) keeps its name");
+	expect_name(pid, v + page, "followed", "the VMA of 8 pending follow-ups (the cap) keeps its name");
+	expect_name(pid, w, NULL, "a 9th follow-up of a process, past the cap, drops its names at once");
+	expect_name(pid, w + page, NULL,
+		    "a 9th follow-up of a process, past the cap, drops its names at once");
+	t0 = seconds();
+	do {
+		if (seconds() - t0 > 30)
+			T_FAIL("pending follow-ups not given up within 30 s (pid %d, %#lx: '%s')", pid, v,
+			       q.name);
+		usleep(50000);
+		memset(&q, 0, sizeof(q));
+		q.addr = v;
+		ret = mmkit_regions(pid, lookup_fn, &q);
+		seen = seconds();
+		T_EQ(ret, 0);
+		T_ASSERT(q.found);
+	} while (q.name[0]);
+	if (seen - start < GIVE_UP_S)
+		T_FAIL("pending follow-ups given up %.1f s after mmkit started, before the %d s give-up",
+		       seen - start, GIVE_UP_S);
+	expect_name(pid, v + page, NULL, "a follow-up given up drops its names");
+	printf("ok: the cap and the give-up, after %.1f s\n", seconds() - t0);
 	T_ASSERT(write(in, "x", 1) == 1);
 	finish(run, in, f);
 }
@@ -354,6 +492,8 @@ int main(int argc, char **argv)
 		return timer_target();
 	if (argc > 1 && !strcmp(argv[1], "daemon"))
 		return daemon_target();
+	if (argc > 1 && !strcmp(argv[1], "cap"))
+		return cap_target();
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	T_ASSERT(n > 0);
 	self[n] = '\0';
@@ -370,6 +510,7 @@ int main(int argc, char **argv)
 	stall(mmkit, self);
 	one(mmkit, self, "efault", "victim", "a VMA whose mremap(MREMAP_MAYMOVE) failed");
 	one(mmkit, self, "timer", "moved", "moved while a timer ticks");
+	cap_and_give_up(mmkit, self);
 	daemon_outlives(mmkit, self);
 	faked(mmkit, self);
 	printf("PASS: names follow mremap() under mmkit run --names, never blocking the supervisor\n");

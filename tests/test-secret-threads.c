@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "harness.h"
@@ -156,6 +157,12 @@ static void *hand_over(void *arg)
 	return NULL;
 }
 
+/* Every slot of @c is free in it or held in quarantine: no thread's cache has one. */
+static int all_back(const struct chunk *c)
+{
+	return c->state != CHUNK_ACTIVE || c->nfree + c->nheld == c->nslots;
+}
+
 static void test_cross_free(void)
 {
 	static struct queue ab, ba;
@@ -164,7 +171,7 @@ static void test_cross_free(void)
 	pthread_t ta, tb;
 	int i;
 
-	T_CASE("two threads free each other's secrets: checked, wiped, counted, slots back in their chunks");
+	T_CASE("two threads free each other's secrets: checked, wiped, counted, slots back in their chunks or quarantine");
 	queue_init(&ab);
 	queue_init(&ba);
 	T_EQ(mmkit_secret_stats(&before), 0);
@@ -175,13 +182,16 @@ static void test_cross_free(void)
 	T_EQ(mmkit_secret_stats(&after), 0);
 	T_EQ(after.allocs_live, before.allocs_live);
 	T_EQ(after.bytes_live, before.bytes_live);
-	/* Both threads exited: their caches went back to the chunks, none is left registered. */
+	/*
+	 * Both threads exited: their caches went back to the chunks, but for
+	 * the quarantine, which their classes hold; none is left registered.
+	 */
 	pthread_mutex_lock(&S.lock);
 	T_ASSERT(S.caches == NULL);
 	for (i = 0; i < HANDED; i++) {
 		T_ASSERT(a.chunk[i] && b.chunk[i]);
-		T_ASSERT(a.chunk[i]->state != CHUNK_ACTIVE || a.chunk[i]->nfree == a.chunk[i]->nslots);
-		T_ASSERT(b.chunk[i]->state != CHUNK_ACTIVE || b.chunk[i]->nfree == b.chunk[i]->nslots);
+		T_ASSERT(all_back(a.chunk[i]));
+		T_ASSERT(all_back(b.chunk[i]));
 	}
 	pthread_mutex_unlock(&S.lock);
 }
@@ -241,6 +251,327 @@ static void test_cross_abort(void)
 	T_CASE("a damaged canary or a second free aborts when another thread frees");
 	expect_abort(free_damaged_elsewhere);
 	expect_abort(free_twice_elsewhere);
+}
+
+/* A thread frees a secret of @arg bytes, keeping the stale pointer, and exits. */
+static void *free_and_exit(void *arg)
+{
+	struct item it = make_item(*(size_t *)arg, 0x77);
+
+	mmkit_secret_free(it.p);
+	return it.p;
+}
+
+/*
+ * The slot a thread freed last before it exited is not handed out to
+ * another thread by the next allocations of its class (16, or 8 of
+ * 2 KiB): a stale pointer reads zeros, not that thread's secret.  A
+ * thread's exit gave its quarantine back to the chunks, and the next
+ * allocation took the slot just freed.  In a child: an allocator with no
+ * other thread's slots in it.
+ */
+static void exit_quarantine(void *arg)
+{
+	static const struct { size_t size, held; } cases[] = {
+		{ 32, QUARANTINE }, { 1000, QUARANTINE }, { 2000, 8 },
+	};
+	struct item q[QUARANTINE];
+	unsigned char *stale;
+	size_t i, j;
+	pthread_t t;
+
+	(void)arg;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		T_EQ(pthread_create(&t, NULL, free_and_exit, (void *)&cases[i].size), 0);
+		T_EQ(pthread_join(t, (void **)&stale), 0);
+		for (j = 0; j < cases[i].held; j++) {
+			q[j] = make_item(cases[i].size, 0x33);
+			if (q[j].p == stale)
+				T_FAIL("a %zu-byte secret freed by a thread that exited came back at allocation %zu of %zu",
+				       cases[i].size, j + 1, cases[i].held);
+		}
+		t_expect_bytes(stale, cases[i].size, 0);
+		for (j = 0; j < cases[i].held; j++)
+			check_free(&q[j]);
+	}
+}
+
+#define EXITING	3
+
+/* What a thread frees before it exits: @n secrets of @size bytes, and where they were. */
+struct exiting {
+	size_t size, n;
+	unsigned char *stale[QUARANTINE];
+};
+
+/* A thread allocates @arg's secrets, frees them all and exits. */
+static void *free_all_and_exit(void *arg)
+{
+	struct exiting *ex = arg;
+	struct item it[QUARANTINE];
+	size_t i;
+
+	for (i = 0; i < ex->n; i++)
+		it[i] = make_item(ex->size, 0x55);
+	for (i = 0; i < ex->n; i++) {
+		mmkit_secret_free(it[i].p);
+		ex->stale[i] = it[i].p;
+	}
+	return NULL;
+}
+
+/*
+ * EXITING threads exit one after the other, each with a full quarantine
+ * of 32-byte slots: none of them is among another thread's next
+ * allocations, however many exited since (each exit pushed the one
+ * before's back into the chunks, where the next allocation took 15 of
+ * its 16).
+ */
+static void exit_quarantine_many(void *arg)
+{
+	static struct exiting ex[EXITING];
+	struct item q[EXITING * QUARANTINE];
+	size_t i, j, k;
+	pthread_t t;
+
+	(void)arg;
+	for (i = 0; i < EXITING; i++) {
+		ex[i].size = 32;
+		ex[i].n = QUARANTINE;
+		T_EQ(pthread_create(&t, NULL, free_all_and_exit, &ex[i]), 0);
+		T_EQ(pthread_join(t, NULL), 0);
+	}
+	for (k = 0; k < EXITING * QUARANTINE; k++) {
+		q[k] = make_item(32, 0x33);
+		for (i = 0; i < EXITING; i++)
+			for (j = 0; j < QUARANTINE; j++)
+				if (q[k].p == ex[i].stale[j])
+					T_FAIL("allocation %zu of %d took slot %zu freed by exited thread %zu of %d",
+					       k + 1, EXITING * QUARANTINE, j + 1, i + 1, EXITING);
+	}
+	for (i = 0; i < EXITING; i++)
+		for (j = 0; j < QUARANTINE; j++)
+			t_expect_bytes(ex[i].stale[j], 32, 0);
+	for (k = 0; k < EXITING * QUARANTINE; k++)
+		check_free(&q[k]);
+}
+
+/* A thread allocates secrets of a few sizes, frees them and exits. */
+static void *some_and_exit(void *arg)
+{
+	static const size_t sizes[] = { 32, 32, 1000, 2000, 8192 };
+	struct item it[sizeof(sizes) / sizeof(sizes[0])];
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		it[i] = make_item(sizes[i], 0x44);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		check_free(&it[i]);
+	return NULL;
+}
+
+/*
+ * Once the threads that allocated have exited with nothing live, every
+ * page mapped is counted as kept for reuse: the chunks only their
+ * quarantine kept were neither live nor cached in the statistics.
+ */
+static void exit_quarantine_stats(void *arg)
+{
+	struct mmkit_secret_stats st;
+	pthread_t t;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 2; i++) {
+		T_EQ(pthread_create(&t, NULL, some_and_exit, NULL), 0);
+		T_EQ(pthread_join(t, NULL), 0);
+	}
+	T_EQ(mmkit_secret_stats(&st), 0);
+	T_EQ(st.allocs_live, 0);
+	T_ASSERT(st.pages_mapped > 0);
+	if (st.pages_cached != st.pages_mapped)
+		T_FAIL("nothing live, %llu pages mapped, %llu of them counted as cached",
+		       st.pages_mapped, st.pages_cached);
+}
+
+/* The quarantine of the 2 KiB class. */
+#define BIG_QUARANTINE	8
+
+/*
+ * Threads started and ended for ever, each holding its quarantine at
+ * exit, do not make the pool grow for ever: past HELD_KEEP_BYTES of held
+ * slots in a class, the oldest give way when it needs a chunk (each
+ * exit's 16 KiB was held until the lock limit, or for good without one:
+ * 1,890 pages after 10,000 threads of 16 32-byte secrets).  The last
+ * thread's quarantine is still kept.
+ */
+static void exit_quarantine_bounded(void *arg)
+{
+	size_t threads = 3 * HELD_KEEP_BYTES / (BIG_QUARANTINE * 2048), i, j, k;
+	struct exiting ex = { 2000, BIG_QUARANTINE, { NULL } };
+	struct item q[BIG_QUARANTINE];
+	struct mmkit_secret_stats st;
+	pthread_t t;
+
+	(void)arg;
+	for (i = 0; i < threads; i++) {
+		T_EQ(pthread_create(&t, NULL, free_all_and_exit, &ex), 0);
+		T_EQ(pthread_join(t, NULL), 0);
+	}
+	T_EQ(mmkit_secret_stats(&st), 0);
+	if (st.pages_mapped * (size_t)sysconf(_SC_PAGESIZE) > 2 * HELD_KEEP_BYTES)
+		T_FAIL("%zu threads exited, each with %d 2000-byte secrets freed: %llu pages mapped for none live",
+		       threads, BIG_QUARANTINE, st.pages_mapped);
+	for (k = 0; k < BIG_QUARANTINE; k++) {
+		q[k] = make_item(2000, 0x33);
+		for (j = 0; j < BIG_QUARANTINE; j++)
+			if (q[k].p == ex.stale[j])
+				T_FAIL("allocation %zu took a slot the last exited thread freed", k + 1);
+	}
+	for (k = 0; k < BIG_QUARANTINE; k++)
+		check_free(&q[k]);
+}
+
+/* Allocates 32-byte secrets up to the lock limit, frees them all, exits: how many. */
+static void *fill_and_exit(void *arg)
+{
+	void **p = arg;
+	size_t n = 0, i;
+	int ret = 0;
+
+	while (n < 4096 && !(ret = mmkit_secret_alloc(&p[n], 32, MMKIT_SECRET_QUIET)))
+		n++;
+	T_EQ(ret, -ENOMEM);
+	for (i = 0; i < n; i++)
+		mmkit_secret_free(p[i]);
+	return (void *)n;
+}
+
+/*
+ * Under a limit with room for one page of 32-byte secrets, the slots an
+ * exited thread held in quarantine give way rather than another thread's
+ * allocation fail: as many allocations succeed as the thread made.
+ */
+static void exit_quarantine_tight(void *arg)
+{
+	static void *p[4096];
+	struct mmkit_memlock m;
+	struct rlimit rl;
+	size_t n, i;
+	pthread_t t;
+	void *res;
+
+	(void)arg;
+	t_become_nobody();
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	rl.rlim_cur = rl.rlim_max = m.locked + (rlim_t)sysconf(_SC_PAGESIZE);
+	T_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	T_EQ(pthread_create(&t, NULL, fill_and_exit, p), 0);
+	T_EQ(pthread_join(t, &res), 0);
+	n = (size_t)res;
+	T_ASSERT(n > QUARANTINE);
+	for (i = 0; i < n; i++)
+		if (mmkit_secret_alloc(&p[i], 32, MMKIT_SECRET_QUIET))
+			T_FAIL("allocation %zu of %zu at the limit failed after a thread exited: %s", i + 1,
+			       n, mmkit_last_error());
+	for (i = 0; i < n; i++)
+		mmkit_secret_free(p[i]);
+}
+
+/* A thread allocates and frees a 32-byte secret, and exits: where it was. */
+static void *free_one_and_exit(void *arg)
+{
+	struct item it = make_item(32, 0x66);
+
+	(void)arg;
+	mmkit_secret_free(it.p);
+	return it.p;
+}
+
+/*
+ * A thread allocates QUARANTINE 32-byte secrets, none at @arg, frees them
+ * and exits.
+ */
+static void *alloc_none_at(void *arg)
+{
+	struct item q[QUARANTINE];
+	size_t j;
+
+	for (j = 0; j < QUARANTINE; j++) {
+		q[j] = make_item(32, 0x33);
+		if (q[j].p == arg)
+			T_FAIL("a 32-byte slot an exited thread freed came back at allocation %zu of %d after a mapping at the lock limit",
+			       j + 1, QUARANTINE);
+	}
+	for (j = 0; j < QUARANTINE; j++)
+		check_free(&q[j]);
+	return NULL;
+}
+
+/*
+ * At the lock limit, a mapping that the freed spans kept for reuse make
+ * room for leaves the exited threads' quarantine alone: any mapping over
+ * the limit released every class's held slots, and the next allocation
+ * of another thread took the slot an exited thread freed last.  When
+ * nothing else can go, the chunks only the quarantine keeps do: a
+ * mapping that needs their pages gets them.
+ */
+static void exit_quarantine_reclaim(void *arg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct mmkit_secret_stats st;
+	struct mmkit_memlock m;
+	unsigned char *stale;
+	struct rlimit rl;
+	void *span;
+	pthread_t t;
+
+	(void)arg;
+	t_become_nobody();
+	T_EQ(pthread_create(&t, NULL, free_one_and_exit, NULL), 0);
+	T_EQ(pthread_join(t, (void **)&stale), 0);
+	/* A freed span of 8 pages, kept for reuse: the limit then has room for 1 page. */
+	T_EQ(mmkit_secret_alloc(&span, 8 * (size_t)page, MMKIT_SECRET_QUIET), 0);
+	mmkit_secret_free(span);
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	rl.rlim_cur = rl.rlim_max = m.locked + (rlim_t)page;
+	T_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	/* 6 pages: over the limit until the span goes, not the quarantine. */
+	if (mmkit_secret_alloc(&span, 6 * (size_t)page, MMKIT_SECRET_QUIET))
+		T_FAIL("6 pages at the limit, with 8 of a freed span to take back: %s", mmkit_last_error());
+	/* In a thread: its exit leaves no slot in a cache, only held ones. */
+	T_EQ(pthread_create(&t, NULL, alloc_none_at, stale), 0);
+	T_EQ(pthread_join(t, NULL), 0);
+	t_expect_bytes(stale, 32, 0);
+	mmkit_secret_free(span);
+	/* The last resort: pages only held slots keep, for a span that needs them. */
+	T_EQ(mmkit_secret_stats(&st), 0);
+	T_EQ(mmkit_memlock_check(NULL, 0, &m), 0);
+	rl.rlim_cur = rl.rlim_max = m.locked;
+	T_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	if (mmkit_secret_alloc(&span, st.pages_mapped * (size_t)page, MMKIT_SECRET_QUIET))
+		T_FAIL("%llu pages at the limit, all mapped for secrets none of which is live: %s",
+		       st.pages_mapped, mmkit_last_error());
+	mmkit_secret_free(span);
+}
+
+static void test_exit_quarantine(void)
+{
+	T_CASE("a thread's exit keeps its quarantine: its last freed slot is not another thread's next");
+	T_CHILD_OK(t_in_child(exit_quarantine, NULL));
+	T_CASE("every exited thread's quarantine is kept, not only the last one's");
+	T_CHILD_OK(t_in_child(exit_quarantine_many, NULL));
+	T_CASE("nothing live once the threads exited: every page mapped is counted as cached");
+	T_CHILD_OK(t_in_child(exit_quarantine_stats, NULL));
+	T_CASE("threads started and ended for ever: the held slots stay within their budget");
+	T_CHILD_OK(t_in_child(exit_quarantine_bounded, NULL));
+	if (t_is_root()) {
+		T_CASE("at the lock limit, the quarantine of an exited thread gives way rather than fail");
+		T_CHILD_OK(t_in_child(exit_quarantine_tight, NULL));
+		T_CASE("a mapping at the lock limit takes back the exited threads' quarantine last");
+		T_CHILD_OK(t_in_child(exit_quarantine_reclaim, NULL));
+	}
 }
 
 #define THREADS		8
@@ -311,6 +642,7 @@ static void suite(void)
 {
 	test_cross_free();
 	test_cross_abort();
+	test_exit_quarantine();
 	test_many_threads();
 }
 
