@@ -28,6 +28,7 @@ func Purge() {
 	batches := append([]*batch(nil), registry.batches...)
 	registry.mu.Unlock()
 	for _, b := range batches {
+		b.close()
 		for i := range b.cores {
 			if b.cores[i].alive() != nil {
 				b.cores[i].destroy()

@@ -136,14 +136,28 @@ const slabSize = 64
 
 type slab [slabSize]Secret
 
+// Secrets of 1 to reserveMax bytes are allocated ahead, many in one call
+// into C (mmkit_secret_alloc_many(3)): a cgo call costs more than the
+// allocation it makes.  Each of these sizes has batches of its own, whose
+// states a fill gives memory ahead of their claims: at most reserveBytes,
+// and in a size's first batch no more than were claimed in it so far.
+const (
+	reserveMax   = 512
+	reserveBytes = 4096
+	fillMax      = 32
+)
+
 // batch is the states of one slab's Secrets, which next hands out in turn.
 type batch struct {
 	cores [slabSize]secret
 	next  atomic.Int32
+	mu    sync.Mutex // fill and close
+	end   int32      // under mu: the states from end on are never handed out
+	warm  bool       // its size had a batch before: fill as much as reserveBytes allows
 }
 
 // done reports whether every secret of the batch was handed out, and
-// destroyed since.
+// destroyed since, or will never be handed out (close).
 func (b *batch) done() bool {
 	for i := range b.cores {
 		if atomic.LoadPointer(&b.cores[i].p) != dead {
@@ -153,15 +167,80 @@ func (b *batch) done() bool {
 	return true
 }
 
+// fill allocates the memory of state i, which the caller claimed, and of
+// the states after it not filled yet, ahead of their claims, in one call
+// into C.  A failed fill marks state i dead, so that the batch can be done.
+func (b *batch) fill(i int32, size int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if atomic.LoadPointer(&b.cores[i].p) != nil {
+		return nil // by the fill of an earlier claim
+	}
+	n := int32(fillMax)
+	if reserveBytes/size < fillMax {
+		n = int32(reserveBytes / size)
+	}
+	if !b.warm && n > i+1 {
+		n = i + 1
+	}
+	if n > b.end-i {
+		n = b.end - i
+	}
+	for j := i + 1; j < i+n; j++ {
+		if atomic.LoadPointer(&b.cores[j].p) != nil {
+			n = j - i
+			break
+		}
+	}
+	// Addresses, not pointers: cgo checks a pointer array on every call.
+	var ps [fillMax]C.uintptr_t
+	r := C.mmkit_go_secret_alloc_many(&ps[0], C.size_t(n), C.size_t(size))
+	if err := checkResult("mmkit_secret_alloc_many", r); err != nil {
+		atomic.StorePointer(&b.cores[i].p, dead)
+		return err
+	}
+	for j := int32(0); j < int32(r.ret); j++ {
+		c := &b.cores[i+j]
+		c.size, c.access = size, C.MMKIT_SECRET_READWRITE
+		atomic.StorePointer(&c.p, *(*unsafe.Pointer)(unsafe.Pointer(&ps[j])))
+	}
+	return nil
+}
+
+// close ends the batch's handing out: a claim after it gets a new batch,
+// the states not claimed yet are never handed out, and the memory filled
+// for them ahead is freed.
+func (b *batch) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.next.Load()
+	for n < slabSize && !b.next.CompareAndSwap(n, slabSize) {
+		n = b.next.Load()
+	}
+	for j := n; j < b.end; j++ {
+		c := &b.cores[j]
+		if atomic.LoadPointer(&c.p) == nil {
+			atomic.StorePointer(&c.p, dead)
+		} else {
+			c.destroy()
+		}
+	}
+	if n < b.end {
+		b.end = n
+	}
+}
+
 // slabBatch is a slab and the batch of its Secrets' states.
 type slabBatch struct {
 	slab  *slab
 	batch *batch
 }
 
-// current is the slab and batch that NewSecret takes from: without a lock,
-// an index from next; the registry lock only to start the next pair.
-var current atomic.Pointer[slabBatch]
+// current is, for each size up to reserveMax, the slab and batch that
+// NewSecret takes from; current[0] is the one of every other secret (empty,
+// bigger, page secrets, NewSecretFromReader's).  A claim is an index from
+// next, without a lock; the registry lock only starts the next pair.
+var current [reserveMax + 1]atomic.Pointer[slabBatch]
 
 // registry is every batch that may hold a live secret, for Purge.  It is
 // swept of the done ones when it has doubled since the last sweep.
@@ -174,7 +253,15 @@ var registry struct {
 // NewSecret allocates size zeroed bytes of secret memory.  Size 0 gives
 // an empty Secret: it holds no memory, Bytes is empty, Freeze, NoAccess and
 // Melt have nothing to refuse; Destroy and Purge end it as any other.
+//
+// Secrets of up to 512 bytes are allocated ahead, many at a time in one
+// call into C: of each size, up to 4 KiB (and no more than the secrets of
+// that size made so far) may be allocated, zeroed and waiting for the next
+// NewSecret of that size.  Purge frees them too.
 func NewSecret(size int) (*Secret, error) {
+	if size > 0 && size <= reserveMax {
+		return reserved(size)
+	}
 	return newSecret(size, 0)
 }
 
@@ -195,6 +282,28 @@ func newSecret(size int, flags C.uint) (*Secret, error) {
 		return nil, err
 	}
 	return register(p, size), nil
+}
+
+// reserved makes a Secret of size bytes (1 to reserveMax) from the current
+// batch of that size, whose memory a fill may have allocated already.
+func reserved(size int) (*Secret, error) {
+	for {
+		cur := current[size].Load()
+		if cur != nil {
+			if i := cur.batch.next.Add(1) - 1; i < slabSize {
+				c := &cur.batch.cores[i]
+				if atomic.LoadPointer(&c.p) == nil {
+					if err := cur.batch.fill(i, size); err != nil {
+						return nil, err
+					}
+				}
+				s := &cur.slab[i]
+				s.c = c
+				return s, nil
+			}
+		}
+		nextBatch(size, cur)
+	}
 }
 
 // allocSecret allocates the memory of a secret, which no Purge reaches
@@ -224,10 +333,10 @@ func freeSecret(p unsafe.Pointer, size int) {
 }
 
 // register makes the Secret of p, just allocated, taking the next one of
-// the current slab and batch.
+// the current slab and batch of every size (current[0]).
 func register(p unsafe.Pointer, size int) *Secret {
 	for {
-		cur := current.Load()
+		cur := current[0].Load()
 		if cur != nil {
 			if i := cur.batch.next.Add(1) - 1; i < slabSize {
 				c := &cur.batch.cores[i]
@@ -238,16 +347,16 @@ func register(p unsafe.Pointer, size int) *Secret {
 				return s
 			}
 		}
-		nextBatch(cur)
+		nextBatch(0, cur)
 	}
 }
 
-// nextBatch starts a new slab and batch, unless another goroutine already
-// replaced cur.
-func nextBatch(cur *slabBatch) {
+// nextBatch starts a new slab and batch for current[key], unless another
+// goroutine already replaced cur.
+func nextBatch(key int, cur *slabBatch) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	if current.Load() != cur {
+	if current[key].Load() != cur {
 		return
 	}
 	if len(registry.batches) >= registry.sweep {
@@ -263,10 +372,10 @@ func nextBatch(cur *slabBatch) {
 		registry.batches = kept
 		registry.sweep = 2*len(kept) + 8
 	}
-	next := &slabBatch{new(slab), new(batch)}
+	next := &slabBatch{new(slab), &batch{end: slabSize, warm: cur != nil}}
 	runtime.SetFinalizer(next.slab, reportLeaks)
 	registry.batches = append(registry.batches, next.batch)
-	current.Store(next)
+	current[key].Store(next)
 }
 
 // leaked counts the Secrets collected without Destroy.
@@ -383,8 +492,9 @@ type SecretStats struct {
 	Backend      string // "memfd_secret", "mlock" or "none"
 	Reason       string
 	LastError    string
-	AllocsLive   uint64
+	AllocsLive   uint64 // AllocsAhead included
 	BytesLive    uint64
+	AllocsAhead  uint64 // allocated ahead by NewSecret, not handed out yet
 	PagesMapped  uint64
 	BytesLocked  uint64
 	MemlockLimit uint64 // MemlockUnlimited when there is none
@@ -410,5 +520,24 @@ func SecretStatistics() (SecretStats, error) {
 		BytesLocked:  uint64(st.bytes_locked),
 		MemlockLimit: uint64(st.memlock_limit),
 		Fallback:     st.fallback != 0,
+		AllocsAhead:  allocsAhead(),
 	}, nil
+}
+
+// allocsAhead counts the secrets a fill allocated ahead that no NewSecret
+// claimed yet.
+func allocsAhead() uint64 {
+	var n uint64
+	for size := 1; size <= reserveMax; size++ {
+		cur := current[size].Load()
+		if cur == nil {
+			continue
+		}
+		for i := cur.batch.next.Load(); i < slabSize; i++ {
+			if cur.batch.cores[i].alive() != nil {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -243,17 +243,20 @@ func dropOne() {
 	}
 }
 
-// childLeak drops a secret, closes its slab with secrets destroyed as they
-// should be, and waits for the collector to report it.
+// childLeak drops a secret, closes its slab, and that of the empty one,
+// with secrets of their sizes destroyed as they should be, and waits for
+// the collector to report it.
 func childLeak() int {
 	dropOne()
-	for i := 0; i < slabSize; i++ {
-		s, err := NewSecret(16)
-		if err != nil {
-			fmt.Println(err)
-			return 1
+	for _, size := range []int{0, 48} {
+		for i := 0; i < slabSize; i++ {
+			s, err := NewSecret(size)
+			if err != nil {
+				fmt.Println(err)
+				return 1
+			}
+			s.Destroy()
 		}
-		s.Destroy()
 	}
 	for i := 0; i < 3000 && LeakedSecrets() == 0; i++ {
 		runtime.GC()

@@ -276,7 +276,8 @@ func childCapacity() int {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Printf("live %d locked %d KiB backend %s\n", st.AllocsLive, st.BytesLocked>>10, st.Backend)
+	fmt.Printf("live %d (and %d ahead) locked %d KiB backend %s\n", st.AllocsLive-st.AllocsAhead, st.AllocsAhead,
+		st.BytesLocked>>10, st.Backend)
 	for _, s := range live {
 		s.Destroy()
 	}
