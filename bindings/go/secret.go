@@ -63,24 +63,32 @@ func (s *Secret) core() *secret {
 // EqualTo, Freeze ...) count themselves in users first and hold mu among
 // themselves; Destroy, once it swapped p, waits for users to drop to 0.
 type secret struct {
-	p      unsafe.Pointer // nil until published, dead once destroyed
+	p      uintptr // the memory's address: 0 until published, dead once destroyed
 	size   int
 	mu     sync.Mutex   // the calls through p, and access
 	users  atomic.Int32 // calls through p in progress
 	access C.int        // MMKIT_SECRET_READWRITE, READONLY or NOACCESS
 }
 
-// dead is p once the secret is destroyed: not nil, so that a batch tells
-// a destroyed secret from one not yet published.
-var dead = unsafe.Pointer(new(byte))
+// dead is p once the secret is destroyed: not 0, so that a batch tells a
+// destroyed secret from one not yet published, and no secret's address.
+//
+// An address, not a pointer: the memory is C's (or emptySecret, which
+// never moves), and states without a pointer are memory the garbage
+// collector does not scan, which was a fifth of a NewSecret+Destroy.
+const dead = 1
+
+// pointer is the memory at address p.  Read through a pointer, because go
+// vet takes every unsafe.Pointer(uintptr) conversion for a misuse.
+func pointer(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
 
 // alive is p, or nil once destroyed (or for no secret at all).
 func (s *secret) alive() unsafe.Pointer {
 	if s == nil {
 		return nil
 	}
-	if p := atomic.LoadPointer(&s.p); p != dead {
-		return p
+	if p := atomic.LoadUintptr(&s.p); p != dead {
+		return pointer(p)
 	}
 	return nil
 }
@@ -112,7 +120,7 @@ func (s *secret) release() unsafe.Pointer {
 		if p == nil {
 			return nil
 		}
-		if !atomic.CompareAndSwapPointer(&s.p, p, dead) {
+		if !atomic.CompareAndSwapUintptr(&s.p, uintptr(p), dead) {
 			continue
 		}
 		for s.users.Load() != 0 {
@@ -154,13 +162,16 @@ type batch struct {
 	mu    sync.Mutex // fill and close
 	end   int32      // under mu: the states from end on are never handed out
 	warm  bool       // its size had a batch before: fill as much as reserveBytes allows
+	// Under mu, where a fill has C store the addresses: addresses, not
+	// pointers, for cgo checks a pointer array on every call.
+	addrs [fillMax]uintptr
 }
 
 // done reports whether every secret of the batch was handed out, and
 // destroyed since, or will never be handed out (close).
 func (b *batch) done() bool {
 	for i := range b.cores {
-		if atomic.LoadPointer(&b.cores[i].p) != dead {
+		if atomic.LoadUintptr(&b.cores[i].p) != dead {
 			return false
 		}
 	}
@@ -173,7 +184,7 @@ func (b *batch) done() bool {
 func (b *batch) fill(i int32, size int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if atomic.LoadPointer(&b.cores[i].p) != nil {
+	if atomic.LoadUintptr(&b.cores[i].p) != 0 {
 		return nil // by the fill of an earlier claim
 	}
 	n := int32(fillMax)
@@ -187,22 +198,20 @@ func (b *batch) fill(i int32, size int) error {
 		n = b.end - i
 	}
 	for j := i + 1; j < i+n; j++ {
-		if atomic.LoadPointer(&b.cores[j].p) != nil {
+		if atomic.LoadUintptr(&b.cores[j].p) != 0 {
 			n = j - i
 			break
 		}
 	}
-	// Addresses, not pointers: cgo checks a pointer array on every call.
-	var ps [fillMax]C.uintptr_t
-	r := C.mmkit_go_secret_alloc_many(&ps[0], C.size_t(n), C.size_t(size))
+	r := C.mmkit_go_secret_alloc_many((*C.uintptr_t)(unsafe.Pointer(&b.addrs[0])), C.size_t(n), C.size_t(size))
 	if err := checkResult("mmkit_secret_alloc_many", r); err != nil {
-		atomic.StorePointer(&b.cores[i].p, dead)
+		atomic.StoreUintptr(&b.cores[i].p, dead)
 		return err
 	}
 	for j := int32(0); j < int32(r.ret); j++ {
 		c := &b.cores[i+j]
 		c.size, c.access = size, C.MMKIT_SECRET_READWRITE
-		atomic.StorePointer(&c.p, *(*unsafe.Pointer)(unsafe.Pointer(&ps[j])))
+		atomic.StoreUintptr(&c.p, b.addrs[j])
 	}
 	return nil
 }
@@ -219,8 +228,8 @@ func (b *batch) close() {
 	}
 	for j := n; j < b.end; j++ {
 		c := &b.cores[j]
-		if atomic.LoadPointer(&c.p) == nil {
-			atomic.StorePointer(&c.p, dead)
+		if atomic.LoadUintptr(&c.p) == 0 {
+			atomic.StoreUintptr(&c.p, dead)
 		} else {
 			c.destroy()
 		}
@@ -292,14 +301,12 @@ func reserved(size int) (*Secret, error) {
 		if cur != nil {
 			if i := cur.batch.next.Add(1) - 1; i < slabSize {
 				c := &cur.batch.cores[i]
-				if atomic.LoadPointer(&c.p) == nil {
+				if atomic.LoadUintptr(&c.p) == 0 {
 					if err := cur.batch.fill(i, size); err != nil {
 						return nil, err
 					}
 				}
-				s := &cur.slab[i]
-				s.c = c
-				return s, nil
+				return &cur.slab[i], nil
 			}
 		}
 		nextBatch(size, cur)
@@ -341,10 +348,8 @@ func register(p unsafe.Pointer, size int) *Secret {
 			if i := cur.batch.next.Add(1) - 1; i < slabSize {
 				c := &cur.batch.cores[i]
 				c.size, c.access = size, C.MMKIT_SECRET_READWRITE
-				atomic.StorePointer(&c.p, p)
-				s := &cur.slab[i]
-				s.c = c
-				return s
+				atomic.StoreUintptr(&c.p, uintptr(p))
+				return &cur.slab[i]
 			}
 		}
 		nextBatch(0, cur)
@@ -373,7 +378,10 @@ func nextBatch(key int, cur *slabBatch) {
 		registry.sweep = 2*len(kept) + 8
 	}
 	next := &slabBatch{new(slab), &batch{end: slabSize, warm: cur != nil}}
-	runtime.SetFinalizer(next.slab, reportLeaks)
+	for i := range next.slab {
+		next.slab[i].c = &next.batch.cores[i]
+	}
+	watch(next.slab, next.batch)
 	registry.batches = append(registry.batches, next.batch)
 	current[key].Store(next)
 }
@@ -384,16 +392,20 @@ var leaked atomic.Uint64
 // LeakedSecrets is how many Secrets were garbage-collected without
 // Destroy: their memory stays allocated (and locked) until Purge.  The
 // count is taken when the collector frees the Secrets allocated around
-// them too (they share one finalizer, by slabSize).
+// them too: 64 Secrets of the same size (or, for sizes above 512 bytes,
+// page secrets, empty ones and NewSecretFromReader's, of any of these) are
+// watched as one.
 func LeakedSecrets() uint64 { return leaked.Load() }
 
-// reportLeaks is the finalizer of a slab, run once none of its Secrets is
-// reachable: it only counts those never destroyed, and says so the first
-// time.  Freeing here could pull the memory from under a slice of Bytes
-// that is still in use; an empty secret holds none, and ends quietly.
-func reportLeaks(sl *slab) {
-	for i := range sl {
-		c := sl[i].c
+// reportLeaks runs once none of the Secrets of b's slab is reachable
+// (watch): it only counts the secrets of b never destroyed, and says so the
+// first time.  Every state of b was handed out by then, or never will be
+// (dead): the slab is no longer current.  Freeing here could pull the
+// memory from under a slice of Bytes that is still in use; an empty secret
+// holds none, and ends quietly.
+func reportLeaks(b *batch) {
+	for i := range b.cores {
+		c := &b.cores[i]
 		if c.alive() == nil {
 			continue
 		}
