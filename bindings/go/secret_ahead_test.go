@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1-or-later
+
+package mmkit
+
+import (
+	"bytes"
+	"testing"
+)
+
+// NewSecret of up to 512 bytes takes memory allocated ahead, many secrets
+// in one call into C: most NewSecret calls leave the allocator's count
+// as it was.  What waits ahead is counted (AllocsAhead), zeroed, never
+// more than fillMax secrets of a size nor, in the size's first batch,
+// than were made; Purge frees it with the rest.
+func TestSecretsAllocatedAhead(t *testing.T) {
+	const size = 37 // no other test uses it: its first batch is made here
+	stats := func() SecretStats {
+		t.Helper()
+		st, err := SecretStatistics()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	Purge()
+	if st := stats(); st.AllocsLive != 0 || st.AllocsAhead != 0 {
+		t.Fatalf("after Purge: %d live, %d of them ahead; want none", st.AllocsLive, st.AllocsAhead)
+	}
+	var made []*Secret
+	fromAhead := 0
+	for k := 1; k <= 2*slabSize; k++ {
+		before := stats()
+		s := must(t)(NewSecret(size))
+		made = append(made, s)
+		st := stats()
+		if st.AllocsLive == before.AllocsLive {
+			fromAhead++
+		}
+		if got := st.AllocsLive - st.AllocsAhead; got != uint64(k) {
+			t.Fatalf("secret %d: %d live but %d ahead", k, st.AllocsLive, st.AllocsAhead)
+		}
+		if st.AllocsAhead > fillMax || (k <= slabSize && st.AllocsAhead >= uint64(k)) {
+			t.Fatalf("secret %d: %d allocated ahead, more than the first batch made or than %d",
+				k, st.AllocsAhead, fillMax)
+		}
+		if !bytes.Equal(s.Bytes(), make([]byte, size)) {
+			t.Fatalf("secret %d reads %x, want zeroes", k, s.Bytes())
+		}
+		s.Bytes()[0] = byte(k)
+	}
+	t.Logf("%d of %d secrets were allocated ahead", fromAhead, len(made))
+	if fromAhead < slabSize {
+		t.Fatalf("%d of %d secrets were allocated ahead, want most", fromAhead, len(made))
+	}
+	for i, s := range made[:slabSize] {
+		if s.Bytes()[0] != byte(i+1) {
+			t.Fatalf("secret %d holds %d", i+1, s.Bytes()[0])
+		}
+		s.Destroy()
+	}
+	if st := stats(); st.AllocsLive-st.AllocsAhead != slabSize {
+		t.Fatalf("%d live, %d ahead, after %d of %d destroyed", st.AllocsLive, st.AllocsAhead, slabSize, len(made))
+	}
+	Purge()
+	if st := stats(); st.AllocsLive != 0 || st.AllocsAhead != 0 {
+		t.Fatalf("after Purge: %d live, %d of them ahead; want none", st.AllocsLive, st.AllocsAhead)
+	}
+	for _, s := range made {
+		if s.IsAlive() {
+			t.Fatal("a secret survived Purge")
+		}
+	}
+	// After Purge, secrets of the size come from a new batch.
+	s := must(t)(NewSecret(size))
+	if !s.IsAlive() || !bytes.Equal(s.Bytes(), make([]byte, size)) {
+		t.Fatal("a secret made after Purge is not alive and zeroed")
+	}
+	s.Destroy()
+}
