@@ -60,14 +60,24 @@ func (s *Secret) core() *secret {
 //
 // Allocation and Destroy take no lock: p is published, and swapped for
 // dead, atomically.  The calls that read or write through p (Copy, Wipe,
-// EqualTo, Freeze ...) count themselves in users first and hold mu among
-// themselves; Destroy, once it swapped p, waits for users to drop to 0.
+// EqualTo, Freeze ...) count themselves in users first and hold its lock
+// among themselves; Destroy, once it swapped p, waits for users to drop
+// to 0.
 type secret struct {
 	p      uintptr // the memory's address: 0 until published, dead once destroyed
 	size   int
-	mu     sync.Mutex   // the calls through p, and access
 	users  atomic.Int32 // calls through p in progress
-	access C.int        // MMKIT_SECRET_READWRITE, READONLY or NOACCESS
+	access C.int        // under lock: MMKIT_SECRET_READWRITE, READONLY or NOACCESS
+}
+
+// locks are the secrets' locks, a secret's chosen by its state's address:
+// a mutex in each state made every secret a third bigger for calls that
+// are rare beside NewSecret and Destroy, and brief.  No call holds two.
+var locks [64]sync.Mutex
+
+// lock is the lock of the calls through s.p.
+func (s *secret) lock() *sync.Mutex {
+	return &locks[uintptr(unsafe.Pointer(s))/unsafe.Sizeof(*s)%uintptr(len(locks))]
 }
 
 // dead is p once the secret is destroyed: not 0, so that a batch tells a
@@ -93,7 +103,7 @@ func (s *secret) alive() unsafe.Pointer {
 	return nil
 }
 
-// use counts a call through p in, under mu, and gives p; nil, counting
+// use counts a call through p in, under lock, and gives p; nil, counting
 // nothing, if the secret is dead.
 func (s *secret) use() unsafe.Pointer {
 	if s == nil {
@@ -135,14 +145,17 @@ func (s *secret) release() unsafe.Pointer {
 	}
 }
 
-// slabSize is how many Secrets share one allocation, and one finalizer:
-// a finalizer per Secret cost more than the C allocation itself, and an
+// slabSize is how many Secrets share one allocation, and one leak watch
+// (watch): one per Secret cost more than the C allocation itself, and an
 // allocation per Secret as much.  Their states share another (a batch),
-// so that a live one does not keep the Secrets of its slab from the
-// collector.
+// which the slab points to and the registry holds, so that a live state
+// does not keep the Secrets of its slab from the collector.
 const slabSize = 64
 
-type slab [slabSize]Secret
+type slab struct {
+	secrets [slabSize]Secret
+	batch   *batch
+}
 
 // Secrets of 1 to reserveMax bytes are allocated ahead, many in one call
 // into C (mmkit_secret_alloc_many(3)): a cgo call costs more than the
@@ -239,17 +252,11 @@ func (b *batch) close() {
 	}
 }
 
-// slabBatch is a slab and the batch of its Secrets' states.
-type slabBatch struct {
-	slab  *slab
-	batch *batch
-}
-
 // current is, for each size up to reserveMax, the slab and batch that
 // NewSecret takes from; current[0] is the one of every other secret (empty,
 // bigger, page secrets, NewSecretFromReader's).  A claim is an index from
 // next, without a lock; the registry lock only starts the next pair.
-var current [reserveMax + 1]atomic.Pointer[slabBatch]
+var current [reserveMax + 1]atomic.Pointer[slab]
 
 // registry is every batch that may hold a live secret, for Purge.  It is
 // swept of the done ones when it has doubled since the last sweep.
@@ -306,7 +313,7 @@ func reserved(size int) (*Secret, error) {
 						return nil, err
 					}
 				}
-				return &cur.slab[i], nil
+				return &cur.secrets[i], nil
 			}
 		}
 		nextBatch(size, cur)
@@ -349,7 +356,7 @@ func register(p unsafe.Pointer, size int) *Secret {
 				c := &cur.batch.cores[i]
 				c.size, c.access = size, C.MMKIT_SECRET_READWRITE
 				atomic.StoreUintptr(&c.p, uintptr(p))
-				return &cur.slab[i]
+				return &cur.secrets[i]
 			}
 		}
 		nextBatch(0, cur)
@@ -358,7 +365,7 @@ func register(p unsafe.Pointer, size int) *Secret {
 
 // nextBatch starts a new slab and batch for current[key], unless another
 // goroutine already replaced cur.
-func nextBatch(key int, cur *slabBatch) {
+func nextBatch(key int, cur *slab) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	if current[key].Load() != cur {
@@ -377,11 +384,11 @@ func nextBatch(key int, cur *slabBatch) {
 		registry.batches = kept
 		registry.sweep = 2*len(kept) + 8
 	}
-	next := &slabBatch{new(slab), &batch{end: slabSize, warm: cur != nil}}
-	for i := range next.slab {
-		next.slab[i].c = &next.batch.cores[i]
+	next := &slab{batch: &batch{end: slabSize, warm: cur != nil}}
+	for i := range next.secrets {
+		next.secrets[i].c = &next.batch.cores[i]
 	}
-	watch(next.slab, next.batch)
+	watch(next, next.batch)
 	registry.batches = append(registry.batches, next.batch)
 	current[key].Store(next)
 }
@@ -450,8 +457,9 @@ func (s *Secret) IsMutable() bool {
 	if c == nil {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	l := c.lock()
+	l.Lock()
+	defer l.Unlock()
 	return c.alive() != nil && c.access == C.MMKIT_SECRET_READWRITE
 }
 
@@ -483,8 +491,9 @@ func (s *Secret) protect(access C.int) error {
 	if c == nil {
 		return invalid("mmkit_secret_protect", "the secret was destroyed")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	l := c.lock()
+	l.Lock()
+	defer l.Unlock()
 	p := c.use()
 	if p == nil {
 		return invalid("mmkit_secret_protect", "the secret was destroyed")
