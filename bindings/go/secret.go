@@ -85,7 +85,7 @@ func (s *secret) lock() *sync.Mutex {
 //
 // An address, not a pointer: the memory is C's (or emptySecret, which
 // never moves), and states without a pointer are memory the garbage
-// collector does not scan, which was a fifth of a NewSecret+Destroy.
+// collector does not scan: scanning them cost a NewSecret+Destroy a tenth.
 const dead = 1
 
 // pointer is the memory at address p.  Read through a pointer, because go
@@ -174,7 +174,7 @@ type batch struct {
 	next  atomic.Int32
 	mu    sync.Mutex // fill and close
 	end   int32      // under mu: the states from end on are never handed out
-	warm  bool       // its size had a batch before: fill as much as reserveBytes allows
+	warm  bool       // its size filled a batch before: fill as much as reserveBytes allows
 	// Under mu, where a fill has C store the addresses: addresses, not
 	// pointers, for cgo checks a pointer array on every call.
 	addrs [fillMax]uintptr
@@ -189,6 +189,14 @@ func (b *batch) done() bool {
 		}
 	}
 	return true
+}
+
+// full reports whether every state of the batch was claimed: none was
+// left unclaimed by close.
+func (b *batch) full() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.end == slabSize
 }
 
 // fill allocates the memory of state i, which the caller claimed, and of
@@ -384,7 +392,7 @@ func nextBatch(key int, cur *slab) {
 		registry.batches = kept
 		registry.sweep = 2*len(kept) + 8
 	}
-	next := &slab{batch: &batch{end: slabSize, warm: cur != nil}}
+	next := &slab{batch: &batch{end: slabSize, warm: cur != nil && cur.batch.full()}}
 	for i := range next.secrets {
 		next.secrets[i].c = &next.batch.cores[i]
 	}

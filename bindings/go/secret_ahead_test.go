@@ -77,3 +77,22 @@ func TestSecretsAllocatedAhead(t *testing.T) {
 	}
 	s.Destroy()
 }
+
+// After a Purge that closed its batch early, a size allocates ahead no
+// more than it made, as in its first batch.
+func TestSecretsAheadAfterPurge(t *testing.T) {
+	const size = 41 // no other test uses it
+	a := must(t)(NewSecret(size))
+	b := must(t)(NewSecret(size))
+	Purge()
+	c := must(t)(NewSecret(size))
+	defer c.Destroy()
+	st, err := SecretStatistics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.AllocsAhead != 0 || a.IsAlive() || b.IsAlive() {
+		t.Fatalf("after Purge and one secret: %d allocated ahead (alive: %v %v), want 0",
+			st.AllocsAhead, a.IsAlive(), b.IsAlive())
+	}
+}
