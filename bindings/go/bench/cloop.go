@@ -52,7 +52,8 @@ func allocFreeC(n, size int) error {
 }
 
 // allocFreeCgo makes the same pairs of C calls one cgo call each, as the
-// binding must: the floor under the binding's cost.
+// binding did before it allocated secrets ahead (it now crosses once per
+// pair, for the free): what two crossings into C cost.
 func allocFreeCgo(n, size int) error {
 	for i := 0; i < n; i++ {
 		p := C.alloc_one(C.size_t(size))
