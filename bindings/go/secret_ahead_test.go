@@ -4,6 +4,8 @@ package mmkit
 
 import (
 	"bytes"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -94,5 +96,68 @@ func TestSecretsAheadAfterPurge(t *testing.T) {
 	if st.AllocsAhead != 0 || a.IsAlive() || b.IsAlive() {
 		t.Fatalf("after Purge and one secret: %d allocated ahead (alive: %v %v), want 0",
 			st.AllocsAhead, a.IsAlive(), b.IsAlive())
+	}
+}
+
+// Goroutines taking secrets of one size from the same batches, beside
+// Purge and SecretStatistics in loops: every secret is zeroed when made and
+// keeps what its goroutine wrote until destroyed or purged; in the end,
+// nothing is allocated, ahead or not.
+func TestSecretsAheadBesidePurge(t *testing.T) {
+	const size = 43 // no other test uses it
+	var stop atomic.Bool
+	var side sync.WaitGroup
+	side.Add(2)
+	go func() {
+		defer side.Done()
+		for !stop.Load() {
+			Purge()
+		}
+	}()
+	go func() {
+		defer side.Done()
+		for !stop.Load() {
+			if _, err := SecretStatistics(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 1; g <= 8; g++ {
+		wg.Add(1)
+		go func(g byte) {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				s, err := NewSecret(size)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// A Purge may have come first: then Bytes is nil.
+				b := s.Bytes()
+				if b != nil && !bytes.Equal(b, make([]byte, size)) {
+					t.Errorf("a new secret reads %x", b)
+					return
+				}
+				want := append([]byte{g, g, g}, make([]byte, size-3)...)
+				if err := s.Copy(want[:3]); err == nil && !s.EqualTo(want) && s.IsAlive() {
+					t.Errorf("goroutine %d: its secret changed under it", g)
+					return
+				}
+				s.Destroy()
+			}
+		}(byte(g))
+	}
+	wg.Wait()
+	stop.Store(true)
+	side.Wait()
+	Purge()
+	st, err := SecretStatistics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.AllocsLive != 0 || st.AllocsAhead != 0 {
+		t.Fatalf("after the last Purge: %d live, %d of them ahead; want none", st.AllocsLive, st.AllocsAhead)
 	}
 }
