@@ -29,13 +29,13 @@ func Purge() {
 	batches := append([]*batch(nil), registry.batches...)
 	registry.mu.Unlock()
 	for _, b := range batches {
-		b.close()
 		for i := range b.cores {
 			if b.cores[i].alive() != nil {
 				b.cores[i].destroy()
 			}
 		}
 	}
+	dropAhead()
 }
 
 // SafeExit purges every secret (Purge), then exits with code (os.Exit:

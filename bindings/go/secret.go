@@ -149,7 +149,9 @@ func (s *secret) release() unsafe.Pointer {
 // (watch): one per Secret cost more than the C allocation itself, and an
 // allocation per Secret as much.  Their states share another (a batch),
 // which the slab points to and the registry holds, so that a live state
-// does not keep the Secrets of its slab from the collector.
+// does not keep the Secrets of its slab from the collector.  Every secret,
+// whatever its size, takes the next Secret of the current slab: a leaked
+// one is reported once 63 more were made, of any size.
 const slabSize = 64
 
 type slab struct {
@@ -157,31 +159,14 @@ type slab struct {
 	batch   *batch
 }
 
-// Secrets of 1 to reserveMax bytes are allocated ahead, many in one call
-// into C (mmkit_secret_alloc_many(3)): a cgo call costs more than the
-// allocation it makes.  Each of these sizes has batches of its own, whose
-// states a fill gives memory ahead of their claims: at most reserveBytes,
-// and in a size's first batch no more than were claimed in it so far.
-const (
-	reserveMax   = 512
-	reserveBytes = 4096
-	fillMax      = 32
-)
-
 // batch is the states of one slab's Secrets, which next hands out in turn.
 type batch struct {
 	cores [slabSize]secret
 	next  atomic.Int32
-	mu    sync.Mutex // fill and close
-	end   int32      // under mu: the states from end on are never handed out
-	warm  bool       // its size filled a batch before: fill as much as reserveBytes allows
-	// Under mu, where a fill has C store the addresses: addresses, not
-	// pointers, for cgo checks a pointer array on every call.
-	addrs [fillMax]uintptr
 }
 
 // done reports whether every secret of the batch was handed out, and
-// destroyed since, or will never be handed out (close).
+// destroyed since.
 func (b *batch) done() bool {
 	for i := range b.cores {
 		if atomic.LoadUintptr(&b.cores[i].p) != dead {
@@ -191,80 +176,69 @@ func (b *batch) done() bool {
 	return true
 }
 
-// full reports whether every state of the batch was claimed: none was
-// left unclaimed by close.
-func (b *batch) full() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.end == slabSize
+// Secrets of 1 to reserveMax bytes are allocated ahead, many in one call
+// into C (mmkit_secret_alloc_many(3)): a cgo call costs more than the
+// allocation it makes.  Each of these sizes keeps the addresses of its
+// own (a reserve): at most reserveBytes of a size, and no more than were
+// made of it since the last drain.
+const (
+	reserveMax   = 512
+	reserveBytes = 4096
+	fillMax      = 32
+)
+
+// reserve is the memory allocated ahead for the secrets of one size.
+type reserve struct {
+	mu    sync.Mutex
+	n     int // addresses in addrs
+	made  int // secrets of the size made since the last drain
+	addrs [fillMax]uintptr
 }
 
-// fill allocates the memory of state i, which the caller claimed, and of
-// the states after it not filled yet, ahead of their claims, in one call
-// into C.  A failed fill marks state i dead, so that the batch can be done.
-func (b *batch) fill(i int32, size int) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if atomic.LoadUintptr(&b.cores[i].p) != 0 {
-		return nil // by the fill of an earlier claim
+// reserves are the reserves of sizes 1 to reserveMax; aheadBytes is the
+// memory all of them hold.  Addresses, not pointers: cgo checks a pointer
+// array on every call.
+var (
+	reserves   [reserveMax + 1]reserve
+	aheadBytes atomic.Int64
+)
+
+// fill allocates, in one call into C, the secret a claim waits for and
+// those its size may hold ahead.
+func (r *reserve) fill(size int) {
+	n := fillMax
+	if reserveBytes/size < n {
+		n = reserveBytes / size
 	}
-	n := int32(fillMax)
-	if reserveBytes/size < fillMax {
-		n = int32(reserveBytes / size)
+	if r.made+1 < n {
+		n = r.made + 1
 	}
-	if !b.warm && n > i+1 {
-		n = i + 1
+	got := C.mmkit_go_secret_alloc_many((*C.uintptr_t)(unsafe.Pointer(&r.addrs[0])), C.size_t(n), C.size_t(size))
+	if got.ret <= 0 {
+		return
 	}
-	if n > b.end-i {
-		n = b.end - i
-	}
-	for j := i + 1; j < i+n; j++ {
-		if atomic.LoadUintptr(&b.cores[j].p) != 0 {
-			n = j - i
-			break
+	r.n = int(got.ret)
+	aheadBytes.Add(int64(r.n * size))
+}
+
+// dropAhead frees the memory every reserve holds, for Purge.
+func dropAhead() {
+	for size := 1; size <= reserveMax; size++ {
+		r := &reserves[size]
+		r.mu.Lock()
+		for ; r.n > 0; r.n-- {
+			freeSecret(pointer(r.addrs[r.n-1]), size)
+			aheadBytes.Add(-int64(size))
 		}
-	}
-	r := C.mmkit_go_secret_alloc_many((*C.uintptr_t)(unsafe.Pointer(&b.addrs[0])), C.size_t(n), C.size_t(size))
-	if err := checkResult("mmkit_secret_alloc_many", r); err != nil {
-		atomic.StoreUintptr(&b.cores[i].p, dead)
-		return err
-	}
-	for j := int32(0); j < int32(r.ret); j++ {
-		c := &b.cores[i+j]
-		c.size, c.access = size, C.MMKIT_SECRET_READWRITE
-		atomic.StoreUintptr(&c.p, b.addrs[j])
-	}
-	return nil
-}
-
-// close ends the batch's handing out: a claim after it gets a new batch,
-// the states not claimed yet are never handed out, and the memory filled
-// for them ahead is freed.
-func (b *batch) close() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := b.next.Load()
-	for n < slabSize && !b.next.CompareAndSwap(n, slabSize) {
-		n = b.next.Load()
-	}
-	for j := n; j < b.end; j++ {
-		c := &b.cores[j]
-		if atomic.LoadUintptr(&c.p) == 0 {
-			atomic.StoreUintptr(&c.p, dead)
-		} else {
-			c.destroy()
-		}
-	}
-	if n < b.end {
-		b.end = n
+		r.made = 0
+		r.mu.Unlock()
 	}
 }
 
-// current is, for each size up to reserveMax, the slab and batch that
-// NewSecret takes from; current[0] is the one of every other secret (empty,
-// bigger, page secrets, NewSecretFromReader's).  A claim is an index from
-// next, without a lock; the registry lock only starts the next pair.
-var current [reserveMax + 1]atomic.Pointer[slab]
+// current is the slab and batch that every secret takes from.  A claim is
+// an index from next, without a lock; the registry lock only starts the
+// next pair.
+var current atomic.Pointer[slab]
 
 // registry is every batch that may hold a live secret, for Purge.  It is
 // swept of the done ones when it has doubled since the last sweep.
@@ -308,24 +282,25 @@ func newSecret(size int, flags C.uint) (*Secret, error) {
 	return register(p, size), nil
 }
 
-// reserved makes a Secret of size bytes (1 to reserveMax) from the current
-// batch of that size, whose memory a fill may have allocated already.
+// reserved makes a Secret of size bytes (1 to reserveMax) from its
+// reserve, filled first if empty.  A fill that got nothing leaves the
+// allocation, and the reason of its failure, to newSecret.
 func reserved(size int) (*Secret, error) {
-	for {
-		cur := current[size].Load()
-		if cur != nil {
-			if i := cur.batch.next.Add(1) - 1; i < slabSize {
-				c := &cur.batch.cores[i]
-				if atomic.LoadUintptr(&c.p) == 0 {
-					if err := cur.batch.fill(i, size); err != nil {
-						return nil, err
-					}
-				}
-				return &cur.secrets[i], nil
-			}
-		}
-		nextBatch(size, cur)
+	r := &reserves[size]
+	r.mu.Lock()
+	if r.n == 0 {
+		r.fill(size)
 	}
+	if r.n == 0 {
+		r.mu.Unlock()
+		return newSecret(size, 0)
+	}
+	r.n--
+	p := r.addrs[r.n]
+	r.made++
+	r.mu.Unlock()
+	aheadBytes.Add(-int64(size))
+	return register(pointer(p), size), nil
 }
 
 // allocSecret allocates the memory of a secret, which no Purge reaches
@@ -355,10 +330,10 @@ func freeSecret(p unsafe.Pointer, size int) {
 }
 
 // register makes the Secret of p, just allocated, taking the next one of
-// the current slab and batch of every size (current[0]).
+// the current slab and batch.
 func register(p unsafe.Pointer, size int) *Secret {
 	for {
-		cur := current[0].Load()
+		cur := current.Load()
 		if cur != nil {
 			if i := cur.batch.next.Add(1) - 1; i < slabSize {
 				c := &cur.batch.cores[i]
@@ -367,16 +342,16 @@ func register(p unsafe.Pointer, size int) *Secret {
 				return &cur.secrets[i]
 			}
 		}
-		nextBatch(0, cur)
+		nextBatch(cur)
 	}
 }
 
-// nextBatch starts a new slab and batch for current[key], unless another
-// goroutine already replaced cur.
-func nextBatch(key int, cur *slab) {
+// nextBatch starts a new slab and batch, unless another goroutine already
+// replaced cur.
+func nextBatch(cur *slab) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	if current[key].Load() != cur {
+	if current.Load() != cur {
 		return
 	}
 	if len(registry.batches) >= registry.sweep {
@@ -392,13 +367,13 @@ func nextBatch(key int, cur *slab) {
 		registry.batches = kept
 		registry.sweep = 2*len(kept) + 8
 	}
-	next := &slab{batch: &batch{end: slabSize, warm: cur != nil && cur.batch.full()}}
+	next := &slab{batch: new(batch)}
 	for i := range next.secrets {
 		next.secrets[i].c = &next.batch.cores[i]
 	}
 	watch(next, next.batch)
 	registry.batches = append(registry.batches, next.batch)
-	current[key].Store(next)
+	current.Store(next)
 }
 
 // leaked counts the Secrets collected without Destroy.
@@ -407,17 +382,15 @@ var leaked atomic.Uint64
 // LeakedSecrets is how many Secrets were garbage-collected without
 // Destroy: their memory stays allocated (and locked) until Purge.  The
 // count is taken when the collector frees the Secrets allocated around
-// them too: 64 Secrets of the same size (or, for sizes above 512 bytes,
-// page secrets, empty ones and NewSecretFromReader's, of any of these) are
-// watched as one.
+// them too: 64 Secrets, of any size, are watched as one.
 func LeakedSecrets() uint64 { return leaked.Load() }
 
 // reportLeaks runs once none of the Secrets of b's slab is reachable
 // (watch): it only counts the secrets of b never destroyed, and says so the
-// first time.  Every state of b was handed out by then, or never will be
-// (dead): the slab is no longer current.  Freeing here could pull the
-// memory from under a slice of Bytes that is still in use; an empty secret
-// holds none, and ends quietly.
+// first time.  Every state of b was handed out by then: the slab is no
+// longer current.  Freeing here could pull the memory from under a slice
+// of Bytes that is still in use; an empty secret holds none, and ends
+// quietly.
 func reportLeaks(b *batch) {
 	for i := range b.cores {
 		c := &b.cores[i]
@@ -553,20 +526,15 @@ func SecretStatistics() (SecretStats, error) {
 	}, nil
 }
 
-// allocsAhead counts the secrets a fill allocated ahead that no NewSecret
-// claimed yet.
+// allocsAhead counts the secrets allocated ahead that no NewSecret claimed
+// yet.
 func allocsAhead() uint64 {
 	var n uint64
 	for size := 1; size <= reserveMax; size++ {
-		cur := current[size].Load()
-		if cur == nil {
-			continue
-		}
-		for i := cur.batch.next.Load(); i < slabSize; i++ {
-			if cur.batch.cores[i].alive() != nil {
-				n++
-			}
-		}
+		r := &reserves[size]
+		r.mu.Lock()
+		n += uint64(r.n)
+		r.mu.Unlock()
 	}
 	return n
 }
