@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 )
 
@@ -179,11 +180,12 @@ func (b *batch) done() bool {
 // Secrets of 1 to reserveMax bytes are allocated ahead, many in one call
 // into C (mmkit_secret_alloc_many(3)): a cgo call costs more than the
 // allocation it makes.  Each of these sizes keeps the addresses of its
-// own (a reserve): at most reserveBytes of a size, and no more than were
-// made of it since the last drain.
+// own (a reserve): at most reserveBytes of a size, no more than were made
+// of it since the last drain, and aheadMax of all sizes together.
 const (
 	reserveMax   = 512
 	reserveBytes = 4096
+	aheadMax     = 64 << 10
 	fillMax      = 32
 )
 
@@ -204,8 +206,9 @@ var (
 )
 
 // fill allocates, in one call into C, the secret a claim waits for and
-// those its size may hold ahead.
-func (r *reserve) fill(size int) {
+// those its size may hold ahead.  It reports whether the allocator gave
+// fewer than asked: the limit is near.
+func (r *reserve) fill(size int) (short bool) {
 	n := fillMax
 	if reserveBytes/size < n {
 		n = reserveBytes / size
@@ -213,26 +216,38 @@ func (r *reserve) fill(size int) {
 	if r.made+1 < n {
 		n = r.made + 1
 	}
+	if room := int((aheadMax - aheadBytes.Load()) / int64(size)); n-1 > room {
+		n = 1
+		if room > 0 {
+			n += room
+		}
+	}
 	got := C.mmkit_go_secret_alloc_many((*C.uintptr_t)(unsafe.Pointer(&r.addrs[0])), C.size_t(n), C.size_t(size))
 	if got.ret <= 0 {
-		return
+		return true
 	}
 	r.n = int(got.ret)
 	aheadBytes.Add(int64(r.n * size))
+	return r.n < n
 }
 
-// dropAhead frees the memory every reserve holds, for Purge.
-func dropAhead() {
+// dropAhead frees the memory every reserve holds: for Purge, and for an
+// allocation refused for want of memory, which may succeed without it.
+// It reports whether there was any.
+func dropAhead() bool {
+	freed := false
 	for size := 1; size <= reserveMax; size++ {
 		r := &reserves[size]
 		r.mu.Lock()
 		for ; r.n > 0; r.n-- {
 			freeSecret(pointer(r.addrs[r.n-1]), size)
 			aheadBytes.Add(-int64(size))
+			freed = true
 		}
 		r.made = 0
 		r.mu.Unlock()
 	}
+	return freed
 }
 
 // current is the slab and batch that every secret takes from.  A claim is
@@ -254,8 +269,10 @@ var registry struct {
 //
 // Secrets of up to 512 bytes are allocated ahead, many at a time in one
 // call into C: of each size, up to 4 KiB (and no more than the secrets of
-// that size made so far) may be allocated, zeroed and waiting for the next
-// NewSecret of that size.  Purge frees them too.
+// that size made so far), of all sizes up to 64 KiB, may be allocated,
+// zeroed and waiting for the next NewSecret of their size.  Purge frees
+// them too, and so does an allocation that finds RLIMIT_MEMLOCK used up,
+// before it tries again: memory allocated ahead never makes one fail.
 func NewSecret(size int) (*Secret, error) {
 	if size > 0 && size <= reserveMax {
 		return reserved(size)
@@ -283,13 +300,15 @@ func newSecret(size int, flags C.uint) (*Secret, error) {
 }
 
 // reserved makes a Secret of size bytes (1 to reserveMax) from its
-// reserve, filled first if empty.  A fill that got nothing leaves the
+// reserve, filled first if empty.  A fill that the allocator cut short
+// leaves nothing ahead, of any size; one that got nothing leaves the
 // allocation, and the reason of its failure, to newSecret.
 func reserved(size int) (*Secret, error) {
 	r := &reserves[size]
 	r.mu.Lock()
+	short := false
 	if r.n == 0 {
-		r.fill(size)
+		short = r.fill(size)
 	}
 	if r.n == 0 {
 		r.mu.Unlock()
@@ -300,11 +319,15 @@ func reserved(size int) (*Secret, error) {
 	r.made++
 	r.mu.Unlock()
 	aheadBytes.Add(-int64(size))
+	if short {
+		dropAhead()
+	}
 	return register(pointer(p), size), nil
 }
 
 // allocSecret allocates the memory of a secret, which no Purge reaches
-// until it is registered.
+// until it is registered.  Refused for want of memory, it tries once more
+// without the memory allocated ahead, if there was any.
 func allocSecret(size int, flags C.uint) (unsafe.Pointer, error) {
 	if size < 0 {
 		return nil, invalid("mmkit_secret_alloc", fmt.Sprintf("size %d is negative", size))
@@ -316,6 +339,9 @@ func allocSecret(size int, flags C.uint) (unsafe.Pointer, error) {
 		return unsafe.Pointer(&emptySecret), nil
 	}
 	r := C.mmkit_go_secret_alloc(C.size_t(size), flags)
+	if r.ret == -C.int(syscall.ENOMEM) && dropAhead() {
+		r = C.mmkit_go_secret_alloc(C.size_t(size), flags)
+	}
 	if err := check("mmkit_secret_alloc", r.ret, r.msg); err != nil {
 		return nil, err
 	}

@@ -4,8 +4,11 @@ package mmkit
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -160,4 +163,80 @@ func TestSecretsAheadBesidePurge(t *testing.T) {
 	if st.AllocsLive != 0 || st.AllocsAhead != 0 {
 		t.Fatalf("after the last Purge: %d live, %d of them ahead; want none", st.AllocsLive, st.AllocsAhead)
 	}
+}
+
+func init() {
+	childModes["ahead-limit"] = childAheadLimit
+}
+
+// childAheadLimit: secrets of many sizes made and destroyed, as a service
+// storing tokens of lengths its clients choose.  Under a 64 KiB
+// RLIMIT_MEMLOCK, sizes 200 to 215 leave room for a page secret and a 2 KiB
+// one: what is allocated ahead never makes an allocation fail.  Under
+// 8 MiB, sizes 1 to 512 leave at most 64 KiB allocated ahead.
+func childAheadLimit() int {
+	cycle := func(from, to int) error {
+		for size := from; size <= to; size++ {
+			for i := 0; i < 65; i++ {
+				s, err := NewSecret(size)
+				if err != nil {
+					return err
+				}
+				s.Destroy()
+			}
+		}
+		return nil
+	}
+	// The soft limit: the hard one (8 MiB) lets it grow for the second part.
+	limit := func(soft uint64) error {
+		return syscall.Setrlimit(rlimitMemlock, &syscall.Rlimit{Cur: soft, Max: 8 << 20})
+	}
+	if err := limit(64 << 10); err != nil {
+		fmt.Println("setrlimit:", err)
+		return 1
+	}
+	if err := cycle(200, 215); err != nil {
+		fmt.Println("sizes 200 to 215:", err)
+		return 1
+	}
+	for _, size := range []int{4096, 2048} {
+		newOne := NewSecret
+		if size == 4096 {
+			newOne = NewPageSecret
+		}
+		s, err := newOne(size)
+		if err != nil {
+			fmt.Printf("under 64 KiB, a secret of %d bytes: %v\n", size, err)
+			continue
+		}
+		fmt.Printf("under 64 KiB, a secret of %d bytes: ok\n", size)
+		s.Destroy()
+	}
+	if err := limit(8 << 20); err != nil {
+		fmt.Println("setrlimit:", err)
+		return 1
+	}
+	if err := cycle(1, reserveMax); err != nil {
+		fmt.Println("sizes 1 to 512:", err)
+		return 1
+	}
+	st, err := SecretStatistics()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Printf("sizes 1 to 512, all destroyed: %d bytes ahead\n", st.BytesLive)
+	return 0
+}
+
+func TestAheadWithinLimits(t *testing.T) {
+	out := runUnprivileged(t, "ahead-limit")
+	var ahead int
+	_, last, _ := strings.Cut(out, "sizes 1 to 512")
+	_, err := fmt.Sscanf(last, ", all destroyed: %d bytes ahead\n", &ahead)
+	if err != nil || ahead > aheadMax || !strings.Contains(out, "a secret of 4096 bytes: ok\n") ||
+		!strings.Contains(out, "a secret of 2048 bytes: ok\n") {
+		t.Fatalf("child: %s", out)
+	}
+	t.Log(strings.TrimSpace(out))
 }
