@@ -520,9 +520,10 @@ type SecretStats struct {
 	Backend      string // "memfd_secret", "mlock" or "none"
 	Reason       string
 	LastError    string
-	AllocsLive   uint64 // AllocsAhead included
+	AllocsLive   uint64 // handed out and not freed yet
 	BytesLive    uint64
 	AllocsAhead  uint64 // allocated ahead by NewSecret, not handed out yet
+	BytesAhead   uint64
 	PagesMapped  uint64
 	BytesLocked  uint64
 	MemlockLimit uint64 // MemlockUnlimited when there is none
@@ -532,35 +533,38 @@ type SecretStats struct {
 // MemlockUnlimited is an RLIMIT_MEMLOCK of infinity.
 const MemlockUnlimited = ^uint64(0)
 
-// SecretStatistics reports the allocator's figures.
+// SecretStatistics reports the allocator's figures.  The secrets
+// allocated ahead are counted apart (AllocsAhead, BytesAhead), not among
+// the live ones: no NewSecret is holding them.  PagesMapped and
+// BytesLocked include them.
 func SecretStatistics() (SecretStats, error) {
+	// Every reserve locked, so that no fill or drain changes the C
+	// figures between their reading and that of the reserves.
+	for size := 1; size <= reserveMax; size++ {
+		reserves[size].mu.Lock()
+	}
 	var st C.struct_mmkit_secret_stats
-	if err := checkResult("mmkit_secret_stats", C.mmkit_go_secret_stats(&st)); err != nil {
+	r := C.mmkit_go_secret_stats(&st)
+	var allocs, bytes uint64
+	for size := 1; size <= reserveMax; size++ {
+		allocs += uint64(reserves[size].n)
+		bytes += uint64(reserves[size].n * size)
+		reserves[size].mu.Unlock()
+	}
+	if err := checkResult("mmkit_secret_stats", r); err != nil {
 		return SecretStats{}, err
 	}
 	return SecretStats{
 		Backend:      C.GoString(&st.backend[0]),
 		Reason:       C.GoString(&st.reason[0]),
 		LastError:    C.GoString(&st.last_error[0]),
-		AllocsLive:   uint64(st.allocs_live),
-		BytesLive:    uint64(st.bytes_live),
+		AllocsLive:   uint64(st.allocs_live) - allocs,
+		BytesLive:    uint64(st.bytes_live) - bytes,
+		AllocsAhead:  allocs,
+		BytesAhead:   bytes,
 		PagesMapped:  uint64(st.pages_mapped),
 		BytesLocked:  uint64(st.bytes_locked),
 		MemlockLimit: uint64(st.memlock_limit),
 		Fallback:     st.fallback != 0,
-		AllocsAhead:  allocsAhead(),
 	}, nil
-}
-
-// allocsAhead counts the secrets allocated ahead that no NewSecret claimed
-// yet.
-func allocsAhead() uint64 {
-	var n uint64
-	for size := 1; size <= reserveMax; size++ {
-		r := &reserves[size]
-		r.mu.Lock()
-		n += uint64(r.n)
-		r.mu.Unlock()
-	}
-	return n
 }

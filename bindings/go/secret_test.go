@@ -276,7 +276,7 @@ func childCapacity() int {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Printf("live %d (and %d ahead) locked %d KiB backend %s\n", st.AllocsLive-st.AllocsAhead, st.AllocsAhead,
+	fmt.Printf("live %d (and %d ahead) locked %d KiB backend %s\n", st.AllocsLive, st.AllocsAhead,
 		st.BytesLocked>>10, st.Backend)
 	// More, until the limit is used up: then an error naming it, however
 	// the secrets are allocated ahead, and each secret made holds its byte.
