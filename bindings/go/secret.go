@@ -191,15 +191,18 @@ const (
 
 // reserve is the memory allocated ahead for the secrets of one size.
 type reserve struct {
-	mu    sync.Mutex
-	n     int // addresses in addrs
-	made  int // secrets of the size made since the last drain
-	addrs [fillMax]uintptr
+	mu     sync.Mutex
+	n      int // addresses in addrs
+	made   int // secrets of the size made since the last drain
+	filled int // bytes its last fill put ahead, counted in aheadBytes
+	addrs  [fillMax]uintptr
 }
 
-// reserves are the reserves of sizes 1 to reserveMax; aheadBytes is the
-// memory all of them hold.  Addresses, not pointers: cgo checks a pointer
-// array on every call.
+// reserves are the reserves of sizes 1 to reserveMax.  aheadBytes is what
+// their last fills put ahead: no less than they hold, for a reserve counts
+// its fill until the next (when it is empty) rather than pay an atomic
+// add on every claim.  Addresses, not pointers: cgo checks a pointer array
+// on every call.
 var (
 	reserves   [reserveMax + 1]reserve
 	aheadBytes atomic.Int64
@@ -216,7 +219,9 @@ func (r *reserve) fill(size int) (short bool) {
 	if r.made+1 < n {
 		n = r.made + 1
 	}
-	if room := int((aheadMax - aheadBytes.Load()) / int64(size)); n-1 > room {
+	ahead := aheadBytes.Add(-int64(r.filled)) // empty: all claimed
+	r.filled = 0
+	if room := int((aheadMax - ahead) / int64(size)); n-1 > room {
 		n = 1
 		if room > 0 {
 			n += room
@@ -227,7 +232,8 @@ func (r *reserve) fill(size int) (short bool) {
 		return true
 	}
 	r.n = int(got.ret)
-	aheadBytes.Add(int64(r.n * size))
+	r.filled = (r.n - 1) * size
+	aheadBytes.Add(int64(r.filled))
 	return r.n < n
 }
 
@@ -241,10 +247,10 @@ func dropAhead() bool {
 		r.mu.Lock()
 		for ; r.n > 0; r.n-- {
 			freeSecret(pointer(r.addrs[r.n-1]), size)
-			aheadBytes.Add(-int64(size))
 			freed = true
 		}
-		r.made = 0
+		aheadBytes.Add(-int64(r.filled))
+		r.made, r.filled = 0, 0
 		r.mu.Unlock()
 	}
 	return freed
@@ -318,7 +324,6 @@ func reserved(size int) (*Secret, error) {
 	p := r.addrs[r.n]
 	r.made++
 	r.mu.Unlock()
-	aheadBytes.Add(-int64(size))
 	if short {
 		dropAhead()
 	}

@@ -25,6 +25,21 @@ static int alloc_free_loop(long n, size_t size)
 	}
 	return 0;
 }
+// The same with sizes cycling over 1..max.
+static int alloc_free_mixed(long n, size_t max)
+{
+	for (long i = 0; i < n; i++) {
+		void *p;
+		int ret = mmkit_secret_alloc(&p, 1 + i % max, 0);
+
+		if (ret < 0)
+			return ret;
+		*(volatile char *)p = 1;
+		mmkit_secret_free(p);
+	}
+	return 0;
+}
+
 static void *alloc_one(size_t size)
 {
 	void *p = NULL;
@@ -46,6 +61,14 @@ import "syscall"
 // mmkit_secret_free in one cgo call.
 func allocFreeC(n, size int) error {
 	if ret := C.alloc_free_loop(C.long(n), C.size_t(size)); ret < 0 {
+		return syscall.Errno(-ret)
+	}
+	return nil
+}
+
+// allocFreeMixed is allocFreeC with sizes cycling over 1..max.
+func allocFreeMixed(n, max int) error {
+	if ret := C.alloc_free_mixed(C.long(n), C.size_t(max)); ret < 0 {
 		return syscall.Errno(-ret)
 	}
 	return nil
