@@ -415,10 +415,7 @@ mod tests {
                 Some(open) => open,
                 None => continue,
             };
-            let name = line[..open]
-                .rsplit(|c: char| c == ' ' || c == '*')
-                .next()
-                .unwrap_or("");
+            let name = line[..open].rsplit([' ', '*']).next().unwrap_or("");
             if name.starts_with("mmkit_") && !this.contains(&format!("pub fn {}(", name)) {
                 missing.push(name);
             }
