@@ -189,29 +189,54 @@ const (
 	fillMax      = 32
 )
 
-// reserve is the memory allocated ahead for the secrets of one size.
+// reserve is the memory allocated ahead for the secrets of one size: the
+// current lot, from which a claim takes an address without a lock, the
+// lock only to fill the next one.
 type reserve struct {
-	mu     sync.Mutex
-	n      int // addresses in addrs
-	made   int // secrets of the size made since the last drain
-	filled int // bytes its last fill put ahead, counted in aheadBytes
-	addrs  [fillMax]uintptr
+	lot    atomic.Pointer[lot]
+	mu     sync.Mutex // fill and drain
+	made   int        // under mu: secrets of the size made since the last drain (the lot's uncounted)
+	filled int        // under mu: bytes the lot's fill put ahead, counted in aheadBytes
 }
 
+// lot is the addresses of one fill, which next hands out in turn; written
+// before the lot is published, never after.  A new one per fill: a claim
+// may still count itself in an exhausted lot.
+type lot struct {
+	next  atomic.Int32
+	n     int32
+	addrs [fillMax]uintptr
+}
+
+// closed is next once a drain took a lot's addresses left: a claim after
+// it finds the lot exhausted.
+const closed = 1 << 30
+
 // reserves are the reserves of sizes 1 to reserveMax.  aheadBytes is what
-// their last fills put ahead: no less than they hold, for a reserve counts
-// its fill until the next (when it is empty) rather than pay an atomic
-// add on every claim.  Addresses, not pointers: cgo checks a pointer array
-// on every call.
+// their lots put ahead: no less than they hold, for a lot counts until the
+// next fill or a drain rather than pay an atomic add on every claim.
+// Addresses, not pointers: cgo checks a pointer array on every call, and
+// the collector need not scan a lot.
 var (
 	reserves   [reserveMax + 1]reserve
 	aheadBytes atomic.Int64
 )
 
-// fill allocates, in one call into C, the secret a claim waits for and
-// those its size may hold ahead.  It reports whether the allocator gave
-// fewer than asked: the limit is near.
-func (r *reserve) fill(size int) (short bool) {
+// fill allocates, in one call into C, the secret a claim waits for, which
+// it returns, and a new lot of those its size may hold ahead, unless
+// another claim filled one since the caller found old exhausted (again:
+// the caller takes from it).  It reports whether the allocator gave fewer
+// than asked (short): the limit is near; p is 0 if it gave none, or if
+// nothing may be held ahead (the caller allocates its secret then).
+func (r *reserve) fill(size int, old *lot) (p uintptr, again, short bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lot.Load() != old {
+		return 0, true, false
+	}
+	if old != nil {
+		r.made += int(old.n)
+	}
 	n := fillMax
 	if reserveBytes/size < n {
 		n = reserveBytes / size
@@ -219,7 +244,7 @@ func (r *reserve) fill(size int) (short bool) {
 	if r.made+1 < n {
 		n = r.made + 1
 	}
-	ahead := aheadBytes.Add(-int64(r.filled)) // empty: all claimed
+	ahead := aheadBytes.Add(-int64(r.filled)) // old is exhausted
 	r.filled = 0
 	if room := int((aheadMax - ahead) / int64(size)); n-1 > room {
 		n = 1
@@ -227,14 +252,24 @@ func (r *reserve) fill(size int) (short bool) {
 			n += room
 		}
 	}
-	got := C.mmkit_go_secret_alloc_many((*C.uintptr_t)(unsafe.Pointer(&r.addrs[0])), C.size_t(n), C.size_t(size))
-	if got.ret <= 0 {
-		return true
+	r.lot.Store(nil)
+	if n == 1 {
+		// Nothing to hold ahead: the caller allocates its secret as
+		// any other, without a lot.
+		r.made++
+		return 0, false, false
 	}
-	r.n = int(got.ret)
-	r.filled = (r.n - 1) * size
+	l := new(lot)
+	got := C.mmkit_go_secret_alloc_many((*C.uintptr_t)(unsafe.Pointer(&l.addrs[0])), C.size_t(n), C.size_t(size))
+	if got.ret <= 0 {
+		return 0, false, true
+	}
+	l.n = int32(got.ret)
+	l.next.Store(1)
+	r.filled = int(l.n-1) * size
 	aheadBytes.Add(int64(r.filled))
-	return r.n < n
+	r.lot.Store(l)
+	return l.addrs[0], false, int(l.n) < n
 }
 
 // dropAhead frees the memory every reserve holds: for Purge, and for an
@@ -245,9 +280,12 @@ func dropAhead() bool {
 	for size := 1; size <= reserveMax; size++ {
 		r := &reserves[size]
 		r.mu.Lock()
-		for ; r.n > 0; r.n-- {
-			freeSecret(pointer(r.addrs[r.n-1]), size)
-			freed = true
+		if l := r.lot.Load(); l != nil {
+			for j := l.next.Swap(closed); j < l.n; j++ {
+				freeSecret(pointer(l.addrs[j]), size)
+				freed = true
+			}
+			r.lot.Store(nil)
 		}
 		aheadBytes.Add(-int64(r.filled))
 		r.made, r.filled = 0, 0
@@ -306,28 +344,31 @@ func newSecret(size int, flags C.uint) (*Secret, error) {
 }
 
 // reserved makes a Secret of size bytes (1 to reserveMax) from its
-// reserve, filled first if empty.  A fill that the allocator cut short
-// leaves nothing ahead, of any size; one that got nothing leaves the
-// allocation, and the reason of its failure, to newSecret.
+// reserve's lot, filling a new one once it is exhausted.  A fill that the
+// allocator cut short leaves nothing ahead, of any size; one that got
+// nothing leaves the allocation, and the reason of its failure, to
+// newSecret.
 func reserved(size int) (*Secret, error) {
 	r := &reserves[size]
-	r.mu.Lock()
-	short := false
-	if r.n == 0 {
-		short = r.fill(size)
+	for {
+		l := r.lot.Load()
+		if l != nil {
+			if i := l.next.Add(1) - 1; i < l.n {
+				return register(pointer(l.addrs[i]), size), nil
+			}
+		}
+		p, again, short := r.fill(size, l)
+		if again {
+			continue
+		}
+		if short {
+			dropAhead()
+		}
+		if p == 0 {
+			return newSecret(size, 0)
+		}
+		return register(pointer(p), size), nil
 	}
-	if r.n == 0 {
-		r.mu.Unlock()
-		return newSecret(size, 0)
-	}
-	r.n--
-	p := r.addrs[r.n]
-	r.made++
-	r.mu.Unlock()
-	if short {
-		dropAhead()
-	}
-	return register(pointer(p), size), nil
 }
 
 // allocSecret allocates the memory of a secret, which no Purge reaches
@@ -544,7 +585,9 @@ const MemlockUnlimited = ^uint64(0)
 // BytesLocked include them.
 func SecretStatistics() (SecretStats, error) {
 	// Every reserve locked, so that no fill or drain changes the C
-	// figures between their reading and that of the reserves.
+	// figures between their reading and that of the lots; a claim may, but
+	// only moves a secret from ahead to live, which the lots, read last,
+	// see at least as much as the C figures.
 	for size := 1; size <= reserveMax; size++ {
 		reserves[size].mu.Lock()
 	}
@@ -552,8 +595,12 @@ func SecretStatistics() (SecretStats, error) {
 	r := C.mmkit_go_secret_stats(&st)
 	var allocs, bytes uint64
 	for size := 1; size <= reserveMax; size++ {
-		allocs += uint64(reserves[size].n)
-		bytes += uint64(reserves[size].n * size)
+		if l := reserves[size].lot.Load(); l != nil {
+			if k := l.n - l.next.Load(); k > 0 {
+				allocs += uint64(k)
+				bytes += uint64(int(k) * size)
+			}
+		}
 		reserves[size].mu.Unlock()
 	}
 	if err := checkResult("mmkit_secret_stats", r); err != nil {
