@@ -13,11 +13,12 @@ import (
 )
 
 // NewSecret of up to 512 bytes takes memory allocated ahead, many secrets
-// in one call into C: most NewSecret calls take one of those.  What waits ahead is counted (AllocsAhead), zeroed, never
-// more than fillMax secrets of a size nor, in the size's first batch,
-// than were made; Purge frees it with the rest.
+// in one call into C: most NewSecret calls take one of those.  What waits
+// ahead is counted (AllocsAhead, not AllocsLive), zeroed, never more than
+// fillMax secrets of a size nor than were made of it; Purge frees it with
+// the rest.
 func TestSecretsAllocatedAhead(t *testing.T) {
-	const size = 37 // no other test uses it: its first batch is made here
+	const size = 37 // no other test uses it: its first fills are made here
 	stats := func() SecretStats {
 		t.Helper()
 		st, err := SecretStatistics()
