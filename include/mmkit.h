@@ -300,6 +300,15 @@ struct mmkit_secret_stats {
  */
 int mmkit_secret_alloc(void **p, size_t size, unsigned int flags);
 /*
+ * Allocates up to @n secrets of @size bytes each, as mmkit_secret_alloc()
+ * does, into @p[0] to @p[n - 1], in one call; each is freed by
+ * mmkit_secret_free().  Returns how many (1 to @n): it stops at the first
+ * failure (mmkit_last_error() then says why), the entries after the last
+ * secret set to NULL.  The errors of mmkit_secret_alloc() when none could
+ * be allocated; -EINVAL also for @n 0 or above INT_MAX.
+ */
+int mmkit_secret_alloc_many(void **p, size_t n, size_t size, unsigned int flags);
+/*
  * Checks the canaries, zeroes and releases @p (NULL: nothing).  A pointer
  * not handed out, a double free or a damaged canary abort() the process
  * with a message on stderr naming the problem.

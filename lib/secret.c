@@ -19,6 +19,7 @@
  * (MADV_DONTFORK) or, with the fallback, zero pages (MADV_WIPEONFORK).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,40 @@ static int secret_alloc(void **p, size_t size, unsigned int flags)
 MMKIT_EXPORT int mmkit_secret_alloc(void **p, size_t size, unsigned int flags)
 {
 	return MMKIT__CALL(secret_alloc(p, size, flags));
+}
+
+/*
+ * For a caller whose every call costs more than an allocation (a binding
+ * that crosses into C for each one): many secrets in one call.  It stops
+ * at the first failure and keeps what it got, so that a caller near
+ * RLIMIT_MEMLOCK still gets the secrets that fit; *@got tells how many.
+ */
+static int secret_alloc_many(void **p, size_t n, size_t size, unsigned int flags, size_t *got)
+{
+	int ret = 0;
+
+	if (!p || !n || n > INT_MAX) {
+		mmkit__error_detail(-EINVAL, "%s", !p ? "p is NULL" : !n ? "n is 0" : "n is above INT_MAX");
+		return -EINVAL;
+	}
+	for (*got = 0; *got < n; ++*got) {
+		ret = secret_alloc(&p[*got], size, flags);
+		if (ret)
+			break;
+	}
+	memset(p + *got, 0, (n - *got) * sizeof(*p));
+	return ret;
+}
+
+MMKIT_EXPORT int mmkit_secret_alloc_many(void **p, size_t n, size_t size, unsigned int flags)
+{
+	size_t got = 0;
+	int ret;
+
+	/* The reason of a short count's failure stays the thread's last error. */
+	mmkit__error_begin();
+	ret = mmkit__error_end(__func__, secret_alloc_many(p, n, size, flags, &got));
+	return got ? (int)got : ret;
 }
 
 /*

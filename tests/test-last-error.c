@@ -83,6 +83,8 @@ static void test_every_call(void)
 	EXPECT_FAILURE(mmkit_pac_set_enabled_keys(~0UL, 0), -EINVAL, "mmkit_pac_set_enabled_keys",
 		       "outside MMKIT_PAC_ALL_KEYS");
 	EXPECT_FAILURE(mmkit_secret_alloc(&p, 0, 0), -EINVAL, "mmkit_secret_alloc", "size 0");
+	EXPECT_FAILURE(mmkit_secret_alloc_many(&p, 1, 0, 0), -EINVAL, "mmkit_secret_alloc_many",
+		       "size 0");
 	EXPECT_FAILURE(mmkit_secret_stats(NULL), -EINVAL, "mmkit_secret_stats", NULL);
 	EXPECT_FAILURE(mmkit_secret_protect(NULL, MMKIT_SECRET_READONLY), -EINVAL,
 		       "mmkit_secret_protect", NULL);

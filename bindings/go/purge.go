@@ -20,7 +20,8 @@ var purgesStarted, purgesEnded atomic.Uint64
 // also renews memguard's Enclave key, and mmkit has no Enclave).  Secrets
 // made while it runs may survive it; NewSecretFromReader, whose read may
 // block, returns an error instead of a secret if a Purge ran during the
-// read.  Empty secrets (size 0) are destroyed too.
+// read.  Empty secrets (size 0) are destroyed too, and the memory
+// NewSecret allocated ahead is freed.
 func Purge() {
 	purgesStarted.Add(1)
 	defer purgesEnded.Add(1)
@@ -34,6 +35,7 @@ func Purge() {
 			}
 		}
 	}
+	dropAhead()
 }
 
 // SafeExit purges every secret (Purge), then exits with code (os.Exit:

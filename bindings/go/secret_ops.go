@@ -126,8 +126,9 @@ func (s *Secret) EqualTo(b []byte) bool {
 	if c == nil {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	l := c.lock()
+	l.Lock()
+	defer l.Unlock()
 	p := c.use()
 	if p == nil {
 		return false
@@ -174,8 +175,9 @@ func (s *Secret) write(op string, offset, n int, f func(dst []byte)) error {
 	if c == nil {
 		return invalid(op, "the secret was destroyed")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	l := c.lock()
+	l.Lock()
+	defer l.Unlock()
 	p := c.use()
 	if p == nil {
 		return invalid(op, "the secret was destroyed")

@@ -243,12 +243,14 @@ func dropOne() {
 	}
 }
 
-// childLeak drops a secret, closes its slab with secrets destroyed as they
-// should be, and waits for the collector to report it.
+// childLeak drops a secret, closes its slab with secrets of other sizes
+// (16 to 23 bytes, as a program that keeps no secret of the leaked one's
+// size) destroyed as they should be, and waits for the collector to report
+// it.
 func childLeak() int {
 	dropOne()
 	for i := 0; i < slabSize; i++ {
-		s, err := NewSecret(16)
+		s, err := NewSecret(16 + i%8)
 		if err != nil {
 			fmt.Println(err)
 			return 1

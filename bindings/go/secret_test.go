@@ -276,8 +276,31 @@ func childCapacity() int {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Printf("live %d locked %d KiB backend %s\n", st.AllocsLive, st.BytesLocked>>10, st.Backend)
-	for _, s := range live {
+	fmt.Printf("live %d (and %d ahead) locked %d KiB backend %s\n", st.AllocsLive, st.AllocsAhead,
+		st.BytesLocked>>10, st.Backend)
+	// More, until the limit is used up: then an error naming it and the
+	// call a NewSecret makes (not how the secrets are allocated ahead), and
+	// each secret made holds its byte.
+	for {
+		s, err := NewSecret(32)
+		if err != nil {
+			var e *Error
+			if !errors.Is(err, syscall.ENOMEM) || !strings.Contains(err.Error(), "RLIMIT_MEMLOCK") ||
+				!errors.As(err, &e) || e.Op != "mmkit_secret_alloc" {
+				fmt.Println("at the limit:", err)
+				return 1
+			}
+			break
+		}
+		s.Bytes()[0] = byte(len(live))
+		live = append(live, s)
+	}
+	fmt.Printf("at the limit after %d\n", len(live))
+	for i, s := range live {
+		if s.Bytes()[0] != byte(i) {
+			fmt.Printf("secret %d holds %d\n", i, s.Bytes()[0])
+			return 1
+		}
 		s.Destroy()
 	}
 	// Past the limit, the error says so, with RLIMIT_MEMLOCK's figures.

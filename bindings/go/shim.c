@@ -33,6 +33,11 @@ struct mmkit_go_ptr mmkit_go_secret_alloc(size_t size, unsigned int flags)
 	return ptr_result(p, ret);
 }
 
+struct mmkit_go_result mmkit_go_secret_alloc_many(uintptr_t *p, size_t n, size_t size)
+{
+	return result(mmkit_secret_alloc_many((void **)p, n, size, 0));
+}
+
 void mmkit_go_secret_free(uintptr_t p)
 {
 	mmkit_secret_free((void *)p);

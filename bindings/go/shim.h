@@ -28,6 +28,8 @@ struct mmkit_go_ptr {
 };
 
 struct mmkit_go_ptr mmkit_go_secret_alloc(size_t size, unsigned int flags);
+/* ret: how many secrets it stored in p[] (addresses: see below), or -errno. */
+struct mmkit_go_result mmkit_go_secret_alloc_many(uintptr_t *p, size_t n, size_t size);
 /* By address: an unsafe.Pointer argument costs a cgocheck of it on every call. */
 void mmkit_go_secret_free(uintptr_t p);
 struct mmkit_go_result mmkit_go_secret_protect(void *p, int access);

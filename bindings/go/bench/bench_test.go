@@ -36,27 +36,15 @@ func cpuNanos() int64 {
 // BenchmarkAllocDestroy32 times a 32-byte secret's allocation and free:
 // the C library's own loop in one cgo call (C), the same two C calls made
 // from Go one cgo call each (cgo-floor: what crossing into C costs), the
-// binding (mmkit) and memguard.
+// binding (mmkit) and memguard; then, sizes cycling over 1..64 and over
+// 1..512 bytes (passwords, tokens of varying length), the binding again
+// (mmkit-mixed64, mmkit-mixed512), beside the C loop over the same sizes.
 // Each reports its CPU time per pair (cpu-ns/op) and, but C, its ratio to
 // the C loop run again right after it for as many pairs (x-C): a busy
 // machine's speed drifts between rows, not within a pair of runs.
 func BenchmarkAllocDestroy32(b *testing.B) {
 	timed := func(isC bool, run func(b *testing.B)) func(b *testing.B) {
-		return func(b *testing.B) {
-			start := cpuNanos()
-			run(b)
-			ns := float64(cpuNanos()-start) / float64(b.N)
-			b.ReportMetric(ns, "cpu-ns/op")
-			if isC {
-				return
-			}
-			b.StopTimer()
-			start = cpuNanos()
-			if err := allocFreeC(b.N, 32); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(ns*float64(b.N)/float64(cpuNanos()-start), "x-C")
-		}
+		return timedBy(func(n int) error { return allocFreeC(n, 32) }, isC, run)
 	}
 	b.Run("C", timed(true, func(b *testing.B) {
 		if err := allocFreeC(b.N, 32); err != nil {
@@ -85,6 +73,41 @@ func BenchmarkAllocDestroy32(b *testing.B) {
 			buf.Destroy()
 		}
 	}))
+	for _, max := range []int{64, 512} {
+		max := max
+		b.Run(fmt.Sprintf("mmkit-mixed%d", max), timedBy(func(n int) error { return allocFreeMixed(n, max) }, false,
+			func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					s, err := mmkit.NewSecret(1 + i%max)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.Bytes()[0] = 1
+					s.Destroy()
+				}
+			}))
+	}
+}
+
+// timedBy makes run a benchmark reporting its CPU time per pair and, unless
+// it is the reference itself (isC), its ratio to ref run right after it
+// for as many pairs.
+func timedBy(ref func(n int) error, isC bool, run func(b *testing.B)) func(b *testing.B) {
+	return func(b *testing.B) {
+		start := cpuNanos()
+		run(b)
+		ns := float64(cpuNanos()-start) / float64(b.N)
+		b.ReportMetric(ns, "cpu-ns/op")
+		if isC {
+			return
+		}
+		b.StopTimer()
+		start = cpuNanos()
+		if err := ref(b.N); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(ns*float64(b.N)/float64(cpuNanos()-start), "x-C")
+	}
 }
 
 const childEnv = "MMKIT_GO_BENCH_CHILD"

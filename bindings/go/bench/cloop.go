@@ -25,6 +25,21 @@ static int alloc_free_loop(long n, size_t size)
 	}
 	return 0;
 }
+// The same with sizes cycling over 1..max.
+static int alloc_free_mixed(long n, size_t max)
+{
+	for (long i = 0; i < n; i++) {
+		void *p;
+		int ret = mmkit_secret_alloc(&p, 1 + i % max, 0);
+
+		if (ret < 0)
+			return ret;
+		*(volatile char *)p = 1;
+		mmkit_secret_free(p);
+	}
+	return 0;
+}
+
 static void *alloc_one(size_t size)
 {
 	void *p = NULL;
@@ -51,8 +66,17 @@ func allocFreeC(n, size int) error {
 	return nil
 }
 
+// allocFreeMixed is allocFreeC with sizes cycling over 1..max.
+func allocFreeMixed(n, max int) error {
+	if ret := C.alloc_free_mixed(C.long(n), C.size_t(max)); ret < 0 {
+		return syscall.Errno(-ret)
+	}
+	return nil
+}
+
 // allocFreeCgo makes the same pairs of C calls one cgo call each, as the
-// binding must: the floor under the binding's cost.
+// binding did before it allocated secrets ahead (it now crosses once per
+// pair, for the free): what two crossings into C cost.
 func allocFreeCgo(n, size int) error {
 	for i := 0; i < n; i++ {
 		p := C.alloc_one(C.size_t(size))

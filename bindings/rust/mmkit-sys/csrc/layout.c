@@ -23,4 +23,6 @@ EXPORT const size_t mmkit_sys_layout[] = {
 	sizeof(struct mmkit_secret_stats),
 	offsetof(struct mmkit_secret_stats, memlock_limit),
 	offsetof(struct mmkit_secret_stats, fallback),
+	sizeof(struct mmkit_refpage_stats),
+	offsetof(struct mmkit_refpage_stats, cache_bytes),
 };

@@ -229,6 +229,16 @@ pub const MMKIT_REFPAGE_TAGGED: c_uint = 0x10;
 /// `MMKIT_REFPAGE_FULL_CONTRACT`: items 1 to 10.
 pub const MMKIT_REFPAGE_FULL_CONTRACT: c_uint = 0x7fe;
 
+/// `struct mmkit_refpage_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct mmkit_refpage_stats {
+    /// The memfd backend's pattern files.
+    pub pattern_files: c_ulonglong,
+    /// The page cache they hold.
+    pub cache_bytes: c_ulonglong,
+}
+
 /// `struct mmkit_refpage`, opaque.
 #[repr(C)]
 pub struct mmkit_refpage {
@@ -260,6 +270,8 @@ extern "C" {
     pub fn mmkit_name_valid(name: *const c_char) -> c_int;
     /// Calls `f` for each mapping of process `pid` (0: this one).
     pub fn mmkit_regions(pid: pid_t, f: mmkit_region_fn, arg: *mut c_void) -> c_int;
+    /// The word of a region kind (`"anon"`, `"heap"` ...), NULL if out of range.
+    pub fn mmkit_region_kind_name(kind: c_uint) -> *const c_char;
 
     /// The `RLIMIT_MEMLOCK` arithmetic of `mmkit_lock`.
     pub fn mmkit_memlock_check(addr: *const c_void, len: usize, m: *mut mmkit_memlock) -> c_int;
@@ -281,6 +293,14 @@ extern "C" {
 
     /// Allocates `size` zeroed bytes, 16-byte aligned, into `*p`.
     pub fn mmkit_secret_alloc(p: *mut *mut c_void, size: usize, flags: c_uint) -> c_int;
+    /// Allocates up to `n` secrets of `size` bytes into `p[0..n]`: how many,
+    /// stopping at the first failure, or a negative errno if none.
+    pub fn mmkit_secret_alloc_many(
+        p: *mut *mut c_void,
+        n: usize,
+        size: usize,
+        flags: c_uint,
+    ) -> c_int;
     /// Checks the canaries, zeroes and releases `p`; aborts on misuse.
     pub fn mmkit_secret_free(p: *mut c_void);
     /// The allocator's figures.
@@ -329,10 +349,12 @@ extern "C" {
         -> c_int;
     /// The `MMKIT_REFPAGE_BACKEND_*` flag of backend `name`, or -EINVAL.
     pub fn mmkit_refpage_backend_flag(name: *const c_char) -> c_int;
+    /// What reference pages cost this process beyond the pages written.
+    pub fn mmkit_refpage_stats(st: *mut mmkit_refpage_stats) -> c_int;
 
     /// Sizes and offsets of the C structs, for the layout test.
     #[doc(hidden)]
-    pub static mmkit_sys_layout: [usize; 13];
+    pub static mmkit_sys_layout: [usize; 15];
 }
 
 #[cfg(test)]
@@ -370,7 +392,38 @@ mod tests {
             size_of::<mmkit_secret_stats>(),
             offset_of_compat!(mmkit_secret_stats, memlock_limit),
             offset_of_compat!(mmkit_secret_stats, fallback),
+            size_of::<mmkit_refpage_stats>(),
+            offset_of_compat!(mmkit_refpage_stats, cache_bytes),
         ];
         assert_eq!(c, rust);
+    }
+
+    /// Every function `include/mmkit.h` declares is declared here too, as
+    /// the crate's documentation promises ("one for one").
+    #[test]
+    fn every_c_function_declared() {
+        let header = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/csrc/include/mmkit.h"));
+        let this = include_str!("lib.rs");
+        let mut missing = Vec::new();
+        for line in header.lines() {
+            // A prototype starts at the line's start; its name is the word
+            // before the first parenthesis.
+            if line.starts_with(|c: char| !c.is_ascii_alphabetic()) || line.starts_with("typedef") {
+                continue;
+            }
+            let open = match line.find('(') {
+                Some(open) => open,
+                None => continue,
+            };
+            let name = line[..open].rsplit([' ', '*']).next().unwrap_or("");
+            if name.starts_with("mmkit_") && !this.contains(&format!("pub fn {}(", name)) {
+                missing.push(name);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "not declared in mmkit-sys: {:?}",
+            missing
+        );
     }
 }
