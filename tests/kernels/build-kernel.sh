@@ -3,11 +3,22 @@
 #
 # Builds a self-built test kernel from Debian's linux-source-VERSION:
 # tinyconfig + CONFIG, and checks that every option asked for made it into
-# the final .config (Kconfig drops options silently).
-#   build-kernel.sh SOURCE_DEB VERSION CONFIG WORKDIR  ->  WORKDIR/bzImage
+# the final .config (Kconfig drops options silently).  One script for both
+# architectures: it is part of every self-built kernel's cache key.
+#   build-kernel.sh SOURCE_DEB VERSION CONFIG WORKDIR [amd64|arm64]
+#	->  WORKDIR/bzImage (amd64), WORKDIR/Image (arm64, cross-built
+#	    with aarch64-linux-gnu-)
 set -eu
 deb=$1 version=$2 config=$3 work=$4
 src="$work/src"
+case ${5:-amd64} in
+amd64)	export ARCH=x86_64
+	target=bzImage built=arch/x86/boot/bzImage ;;
+arm64)	export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+	target=Image built=arch/arm64/boot/Image ;;
+*)	echo "build-kernel.sh: no such architecture: $5 (amd64 or arm64)" >&2
+	exit 1 ;;
+esac
 
 if [ ! -d "$src" ]; then
 	rm -rf "$work/unpack" && mkdir -p "$work/unpack"
@@ -17,9 +28,9 @@ if [ ! -d "$src" ]; then
 	rm -rf "$work/unpack"
 fi
 cd "$src"
-make -s ARCH=x86_64 tinyconfig
+make -s tinyconfig
 scripts/kconfig/merge_config.sh -m .config "$config" >/dev/null
-make -s ARCH=x86_64 olddefconfig
+make -s olddefconfig
 missing=$(grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$config" | while read -r want; do
 	grep -qx "$want" .config || echo "$want"
 done)
@@ -27,5 +38,5 @@ if [ -n "$missing" ]; then
 	echo "the kernel config dropped:" $missing >&2
 	exit 1
 fi
-make -s ARCH=x86_64 -j"$(nproc)" bzImage modules
-cp arch/x86/boot/bzImage "$work/bzImage"
+make -s -j"$(nproc)" $target modules
+cp "$built" "$work/$target"

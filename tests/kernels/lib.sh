@@ -153,14 +153,15 @@ boot() {
 # kernel/patches/VERSION/ applied, if there is one; built once per config
 # and series (the patches are part of the cache key).  0000-*.patch is the
 # series' cover letter, which changes no file.  An arm64 TIER (named
-# *-arm64*) is cross-built by build-kernel-arm64.sh.
+# *-arm64*) is cross-built.
 custom_kernel() {
 	config="$here/$1.config"
 	patches=$(ls "$top/kernel/patches/$2"/*.patch 2>/dev/null | grep -v '/0000-[^/]*$')
 	case $1 in
-	*-arm64*)	builder="$here/build-kernel-arm64.sh" image=Image ;;
-	*)		builder="$here/build-kernel.sh" image=bzImage ;;
+	*-arm64*)	build_arch=arm64 image=Image ;;
+	*)		build_arch=amd64 image=bzImage ;;
 	esac
+	builder="$here/build-kernel.sh"
 	key=$(cat "$config" "$builder" $patches | sha256sum | cut -c1-12)
 	work="$cache/$1-$key"
 	if [ ! -f "$work/$image" ]; then
@@ -170,13 +171,13 @@ custom_kernel() {
 			patched_source "$deb" "$2" "$work" $patches >&2 || return 1
 		fi
 		echo "building the $1 kernel from linux-source-$2 (10-30 minutes on 2 cores)" >&2
-		"$builder" "$deb" "$2" "$config" "$work" >&2 || return 1
+		"$builder" "$deb" "$2" "$config" "$work" $build_arch >&2 || return 1
 	fi
 	echo "$work/$image"
 }
 
 # patched_source DEB VERSION WORK PATCH...: linux-source-VERSION unpacked
-# into WORK/src with the patches applied in order; build-kernel*.sh then
+# into WORK/src with the patches applied in order; build-kernel.sh then
 # builds it as it is (it unpacks only where WORK has no src).
 patched_source() {
 	deb=$1 version=$2 work=$3
