@@ -439,16 +439,24 @@ size_t secret__pool_size(const struct chunk *c, const char *p)
 	return c->sizes[idx];
 }
 
+/* Aborts with @what unless slot @idx of @c is neither live, free nor held. */
+static void slot_check_unused(struct chunk *c, unsigned int idx, const char *what)
+{
+	unsigned int w = idx / 64;
+
+	chunk_check(c);
+	if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
+	    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
+		secret__corrupt(c->data, what);
+}
+
 /* Puts slot @idx, neither live nor cached, back on the free bitmap. */
 static void slot_put(struct chunk *c, unsigned int idx)
 {
 	struct class *cl = &S.cls[c->cls];
 	unsigned int w = idx / 64;
 
-	chunk_check(c);
-	if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
-	    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
-		secret__corrupt(c->data, "a slot given back that is free, held or live");
+	slot_check_unused(c, idx, "a slot given back that is free, held or live");
 	c->free_map[w] |= 1ULL << (idx % 64);
 	c->free_sum[w / 64] |= 1ULL << (w % 64);
 	if (!c->nfree++)
@@ -486,10 +494,7 @@ void secret__pool_hold(const struct cached_slot *in, unsigned int n)
 		c = in[i].chunk;
 		idx = in[i].idx;
 		w = idx / 64;
-		chunk_check(c);
-		if (idx >= c->nslots || slot_live(c->sizes[idx]) || (c->free_map[w] >> (idx % 64) & 1) ||
-		    (c->held_map[w] >> (idx % 64) & 1) || c->nfree + c->nheld >= c->nslots)
-			secret__corrupt(c->data, "a slot held that is free, held or live");
+		slot_check_unused(c, idx, "a slot held that is free, held or live");
 		c->held_map[w] |= 1ULL << (idx % 64);
 		c->held_when = ++S.held_clock;
 		c->nheld++;
