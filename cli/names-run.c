@@ -88,9 +88,9 @@ struct insn {
  * ENOSYS) can still fork and execute.  Everything else is allowed by the
  * filter itself: arch and call number are checked before any argument is
  * loaded, so the verdict for every other call depends on the call number
- * alone, which Linux 5.11+ caches (the BPF program does not run for them).  prctl's option is an int (the kernel
- * reads the low 32 bits only), PR_SET_VMA_ANON_NAME an unsigned long (all
- * 64).  Calls of another ABI (32-bit programs) are allowed: the kernel
+ * alone, which Linux 5.11+ caches (the BPF program does not run for
+ * them).  prctl's option is an int (the kernel reads the low 32 bits
+ * only), PR_SET_VMA_ANON_NAME an unsigned long (all 64).  Calls of another ABI (32-bit programs) are allowed: the kernel
  * answers them itself.
  */
 static int filter_install(void)

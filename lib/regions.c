@@ -390,8 +390,9 @@ static int emit(struct walk *w, const struct mmkit__vma *v, const struct part *p
 
 /*
  * Whether registry names apply to @v: anonymous memory (memfds on 6.2+
- * too: mmkit__vma_memfd()) where the kernel does not name VMAs (where it does, a name the registry still has for
- * anonymous memory is out of date), reference pages of a file always.
+ * too: mmkit__vma_memfd()) where the kernel does not name VMAs (where it
+ * does, a name the registry still has for anonymous memory is out of
+ * date), reference pages of a file always.
  */
 static int registry_applies(const struct mmkit__vma *v)
 {

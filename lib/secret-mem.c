@@ -249,9 +249,9 @@ static void note_failure(size_t len, int err)
  * Asked from MEMCG_CHECK_MIN: the thread's cgroup file is read each time,
  * and where the cgroup's limit files are is kept in @memcg (under S.lock)
  * while it stays the same (~20 us a call then; finding them in mountinfo
- * costs ~100 us, more with many mounts).  No
- * cgroup a process runs in is below 1 MiB, and a page secret (a span of
- * its own each) stays clear of the cost.
+ * costs ~100 us, more with many mounts).  No cgroup a process runs in is
+ * below 1 MiB, and a page secret (a span of its own each) stays clear of
+ * the cost.
  */
 static struct mmkit__memcg memcg;
 #define MEMCG_CHECK_MIN		(1UL << 20)

@@ -250,9 +250,9 @@ int secret__choose_backend(void);
 /*
  * Maps secret pages over the guard reservation [addr, addr + *len).  When
  * they would exceed the lock limit, calls @reclaim and tries again, while
- * it releases something, then tries @least bytes (a page multiple, at most *len); *len: the bytes
- * mapped.  On failure the guard is put back; *lost tells when even that
- * failed.
+ * it releases something, then tries @least bytes (a page multiple, at
+ * most *len); *len: the bytes mapped.  On failure the guard is put back;
+ * *lost tells when even that failed.
  */
 int secret__map(void *addr, size_t *len, size_t least, secret_reclaim_fn *reclaim, int *lost);
 /*
